@@ -1,0 +1,289 @@
+"""Boundary value types: one frozen type at each hop of the pipeline.
+
+Everything that crosses a stage boundary is immutable so that stages can be
+tested with plain tables and so a record can be replayed without surprises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+#: Rank labels of a scheduler line, in the order the log printed them,
+#: e.g. (("dp", 0), ("tp", 2)). A tuple so records stay hashable.
+Ranks = tuple[tuple[str, int], ...]
+
+#: Extra key/value pairs a line carried that have no first-class field.
+Extras = tuple[tuple[str, "float | int | str | bool"], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where the next unread byte of a file is.
+
+    ``identity`` names the file independent of its path (``dev:ino`` locally;
+    a size-independent fingerprint of the first bytes over SFTP). ``offset`` is
+    the byte just after the last complete line handed out, so it is safe to
+    checkpoint once that line has been processed.
+    """
+
+    identity: str
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Complete lines (without newlines) read from one file in one go.
+
+    Lines travel in chunks rather than one object per line: the hot path
+    handles a million lines a second, and checkpoints only ever need the
+    position after the last line of a chunk. ``lineno`` is the 1-based number
+    of the first line within its file; ``end`` is where the file should be
+    resumed once every line of the chunk has been processed.
+    """
+
+    source: str
+    lines: tuple[str, ...]
+    lineno: int
+    end: Position | None = None
+    path: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Meta:
+    """What every record knows about the line it came from."""
+
+    source: str
+    lineno: int
+    ts: datetime | None
+    ranks: Ranks = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeSample:
+    """An SGLang ``Decode batch`` line: one logging interval of one rank.
+
+    ``accept_len`` includes the bonus token (SGLang's definition since
+    0.4.1.post7). ``accept_rate_printed`` is the raw printed value, whose
+    meaning depends on the release; ``accept_rate`` is the normalised 0-1
+    fraction of draft tokens accepted, filled in by the run tracker once the
+    run's draft settings are known (``None`` until then).
+    """
+
+    meta: Meta
+    running_req: int
+    queue_req: int
+    gen_throughput: float
+    token_usage: float | None = None
+    accept_len: float | None = None
+    accept_rate_printed: float | None = None
+    accept_rate: float | None = None
+    graph: bool | None = None
+    iteration: int | None = None
+    repeated: int = 0
+    extra: Extras = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PrefillSample:
+    """An SGLang ``Prefill batch`` line."""
+
+    meta: Meta
+    new_seq: int | None = None
+    new_token: int | None = None
+    cached_token: int | None = None
+    running_req: int | None = None
+    queue_req: int | None = None
+    token_usage: float | None = None
+    extra: Extras = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SpecSample:
+    """A vLLM spec-decode metrics line.
+
+    ``cumulative`` is true for vLLM v0, whose counts run since start; v1
+    counts cover one logging interval.
+    """
+
+    meta: Meta
+    accept_rate: float | None
+    accept_len: float | None
+    accepted_tokens: int | None
+    drafted_tokens: int | None
+    per_position: tuple[float, ...] = ()
+    num_spec_tokens: int | None = None
+    cumulative: bool = False
+    engine: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStart:
+    """A ``server_args`` line: the resolved configuration of a new start."""
+
+    meta: Meta
+    args: dict[str, Any] = field(hash=False, compare=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerReady:
+    """``The server is fired up and ready to roll!``"""
+
+    meta: Meta
+
+
+@dataclass(frozen=True, slots=True)
+class Shutdown:
+    """A graceful stop (SIGTERM received, uvicorn shutdown)."""
+
+    meta: Meta
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Crash:
+    """A scheduler/controller exception, SIGQUIT or watchdog timeout."""
+
+    meta: Meta
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpecParamsUpdate:
+    """``Adaptive spec params updated: steps A -> B (ema_accept_len=X)``."""
+
+    meta: Meta
+    steps_before: int
+    steps_after: int
+    ema_accept_len: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ParseError:
+    """A line that looked like a record but could not be read safely."""
+
+    meta: Meta
+    reason: str
+
+
+Record = (
+    DecodeSample
+    | PrefillSample
+    | SpecSample
+    | ServerStart
+    | ServerReady
+    | Shutdown
+    | Crash
+    | SpecParamsUpdate
+    | ParseError
+)
+
+RecordKind = Literal[
+    "decode", "prefill", "spec", "server_args", "ready", "shutdown", "crash", "spec_params", "error"
+]
+
+KIND: dict[type, RecordKind] = {
+    DecodeSample: "decode",
+    PrefillSample: "prefill",
+    SpecSample: "spec",
+    ServerStart: "server_args",
+    ServerReady: "ready",
+    Shutdown: "shutdown",
+    Crash: "crash",
+    SpecParamsUpdate: "spec_params",
+    ParseError: "error",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SpecSettings:
+    """The draft settings a run was started with (from server_args)."""
+
+    algorithm: str | None = None
+    num_steps: int | None = None
+    eagle_topk: int | None = None
+    num_draft_tokens: int | None = None
+    draft_model_path: str | None = None
+    model_path: str | None = None
+    decode_log_interval: int = 40
+
+    def draft_slots(self) -> int | None:
+        """Draft tokens proposed per verify round (the bonus token excluded)."""
+        if self.num_draft_tokens is not None and self.num_draft_tokens > 1:
+            return self.num_draft_tokens - 1
+        if self.num_steps is not None and self.num_steps > 0:
+            return self.num_steps
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigDiff:
+    """Keys (dotted paths) that differ between two config snapshots."""
+
+    changed: tuple[tuple[str, Any, Any], ...] = ()
+    added: tuple[tuple[str, Any], ...] = ()
+    removed: tuple[tuple[str, Any], ...] = ()
+
+    def keys(self) -> list[str]:
+        return [k for k, *_ in self.changed] + [k for k, _ in self.added] + [k for k, _ in self.removed]
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.added or self.removed)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigSnapshot:
+    """Server args (minus per-start noise) plus the draft model's config.json."""
+
+    server_args: dict[str, Any] = field(hash=False)
+    draft_config: dict[str, Any] | None = field(default=None, hash=False)
+    watched: dict[str, Any] = field(default_factory=dict, hash=False)
+    hash: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One server lifetime (or config segment) on one source."""
+
+    source: str
+    run_id: str
+    started: datetime | None
+    started_lineno: int
+    config: ConfigSnapshot | None
+    settings: SpecSettings
+    previous_run_id: str | None = None
+    diff: ConfigDiff | None = None
+
+
+Severity = Literal["critical", "warning", "info"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A detector's verdict about one source, deduplicated by ``key``."""
+
+    rule: str
+    severity: Severity
+    source: str
+    run_id: str
+    baseline_run_id: str | None
+    summary: str
+    first_seen: datetime | None
+    key: str
+    before_accept_len: float | None = None
+    after_accept_len: float | None = None
+    before_accept_rate: float | None = None
+    after_accept_rate: float | None = None
+    before_ci: tuple[float, float] | None = None
+    after_ci: tuple[float, float] | None = None
+    before_n: int = 0
+    after_n: int = 0
+    p_value: float | None = None
+    diff: ConfigDiff | None = None
+    active: bool = True
+    resolved_at: datetime | None = None
+    labels: tuple[tuple[str, str], ...] = ()
+
+    def changed_keys(self) -> list[str]:
+        return self.diff.keys() if self.diff else []

@@ -1,0 +1,75 @@
+"""Bytes chunks → complete lines, keeping the partial tail (pure)."""
+
+from __future__ import annotations
+
+#: A line longer than this is dropped and counted, so one runaway writer
+#: cannot make the agent's memory grow without bound.
+MAX_LINE_BYTES = 4 * 1024 * 1024
+
+
+class LineSplitter:
+    """Split a byte stream into complete lines.
+
+    ``feed`` returns the decoded complete lines and how many bytes, counted
+    from the end of the previous complete line, are now fully handled (so the
+    caller's offset always sits on a line boundary). A partial last line is
+    held until its newline arrives. Invalid UTF-8 is replaced, never fatal;
+    a trailing ``\\r`` is stripped. A line longer than ``max_line`` bytes is
+    dropped whole and counted in ``overlong``; memory stays bounded.
+    """
+
+    __slots__ = ("_pending", "_skipping", "_tail", "max_line", "overlong")
+
+    def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
+        self._tail = b""
+        self._pending = 0
+        self._skipping = False
+        self.max_line = max_line
+        self.overlong = 0
+
+    @property
+    def pending(self) -> int:
+        """Bytes after the last complete line (held or being skipped)."""
+        return self._pending
+
+    def reset(self) -> None:
+        self._tail = b""
+        self._pending = 0
+        self._skipping = False
+
+    def feed(self, data: bytes) -> tuple[list[str], int]:
+        """Return (complete lines, bytes consumed up to the last newline)."""
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self._pending += len(data)
+            self._hold(self._tail + data if not self._skipping else data)
+            return [], 0
+        consumed = self._pending + cut + 1
+        buf = data[: cut + 1] if self._skipping else self._tail + data[: cut + 1]
+        raw = buf[:-1].split(b"\n")
+        if self._skipping:
+            raw = raw[1:]
+            self._skipping = False
+        rest = data[cut + 1 :]
+        self._tail, self._pending = b"", len(rest)
+        self._hold(rest)
+        if raw and max(map(len, raw)) > self.max_line:
+            keep = [r for r in raw if len(r) <= self.max_line]
+            self.overlong += len(raw) - len(keep)
+            raw = keep
+        if not raw:
+            return [], consumed
+        text = b"\n".join(raw).decode("utf-8", "replace")
+        out = text.split("\n")
+        if "\r" in text:
+            out = [s.rstrip("\r") for s in out]
+        return out, consumed
+
+    def _hold(self, buf: bytes) -> None:
+        if self._skipping:
+            return
+        if len(buf) > self.max_line:
+            self.overlong += 1
+            self._skipping = True
+            buf = b""
+        self._tail = buf
