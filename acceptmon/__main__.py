@@ -1,0 +1,5 @@
+import sys
+
+from acceptmon.cli import main
+
+sys.exit(main())

@@ -1,0 +1,180 @@
+"""The ``notify:`` section of the YAML config → frozen ``NotifyConfig``.
+
+Every problem is collected and reported at once (invalid configuration is
+the only fatal error), and no message ever quotes a webhook URL.
+
+    notify:
+      state_dir: /var/lib/acceptmon/notify      # optional; the CLI may pass one
+      slack:
+        webhook_url_env: ACCEPTMON_SLACK_WEBHOOK  # or webhook_url_file: /etc/...
+        min_interval_s: 1.0
+        renotify_s: 14400
+        links: {grafana: "https://grafana/d/x?from={from_ms}&to={to_ms}", runbook: "..."}
+      webhook:
+        url_file: /etc/acceptmon/webhook-url
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from acceptmon.notify.links import template_problems
+
+Kind = Literal["slack", "webhook"]
+
+_URL_KEYS: dict[str, tuple[str, str]] = {
+    "slack": ("webhook_url_env", "webhook_url_file"),
+    "webhook": ("url_env", "url_file"),
+}
+_NUMBERS: dict[str, tuple[type, float]] = {  # key -> (type, smallest allowed)
+    "min_interval_s": (float, 0.0),
+    "renotify_s": (float, 0.0),
+    "max_queue": (int, 1),
+    "timeout_s": (float, 0.001),
+    "retry_base_s": (float, 0.001),
+    "retry_max_s": (float, 0.001),
+}
+_LINK_KEYS = {"grafana", "runbook", "window_s"}
+
+
+class NotifyConfigError(ValueError):
+    """Invalid notify configuration; ``problems`` lists every one of them."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Link templates (see ``links.LINK_FIELDS``) and the Grafana window."""
+
+    templates: tuple[tuple[str, str], ...] = ()
+    window_s: float = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelConfig:
+    """One notifier: where to post and how politely."""
+
+    kind: Kind
+    url_env: str | None = None
+    url_file: str | None = None
+    allow_insecure_localhost: bool = False
+    min_interval_s: float = 1.0
+    renotify_s: float = 14400.0
+    max_queue: int = 1000
+    timeout_s: float = 10.0
+    retry_base_s: float = 2.0
+    retry_max_s: float = 300.0
+    links: Links = field(default_factory=Links)
+
+    @property
+    def name(self) -> str:
+        return self.kind
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyConfig:
+    slack: ChannelConfig | None = None
+    webhook: ChannelConfig | None = None
+    state_dir: str | None = None
+
+    def channels(self) -> list[ChannelConfig]:
+        return [c for c in (self.slack, self.webhook) if c is not None]
+
+
+def parse_notify_config(section: Any) -> NotifyConfig:
+    """Build the config from the ``notify:`` value (``None`` means no notifiers)."""
+    config, problems = _parse(section)
+    if problems:
+        raise NotifyConfigError(problems)
+    return config
+
+
+def config_problems(section: Any) -> list[str]:
+    """Structural problems only (no environment or file access)."""
+    return _parse(section)[1]
+
+
+def _parse(section: Any) -> tuple[NotifyConfig, list[str]]:
+    if section is None:
+        return NotifyConfig(), []
+    if not isinstance(section, Mapping):
+        return NotifyConfig(), ["notify: must be a mapping"]
+    problems = [f"notify: unknown key {k!r}" for k in section if k not in ("slack", "webhook", "state_dir")]
+    channels: dict[str, ChannelConfig | None] = {}
+    for kind in ("slack", "webhook"):
+        raw = section.get(kind)
+        channels[kind] = None if raw is None else _channel(kind, raw, problems)
+    state_dir = section.get("state_dir")
+    if state_dir is not None and not isinstance(state_dir, str):
+        problems.append("notify.state_dir: must be a path string")
+        state_dir = None
+    return NotifyConfig(channels["slack"], channels["webhook"], state_dir), problems
+
+
+def _channel(kind: Kind, raw: Any, problems: list[str]) -> ChannelConfig:
+    where = f"notify.{kind}"
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: must be a mapping")
+        return ChannelConfig(kind)
+    env_key, file_key = _URL_KEYS[kind]
+    known = {env_key, file_key, "allow_insecure_localhost", "links", *_NUMBERS}
+    problems.extend(f"{where}: unknown key {k!r}" for k in raw if k not in known)
+    url_env, url_file = _text(raw, env_key, where, problems), _text(raw, file_key, where, problems)
+    if (url_env is None) == (url_file is None):
+        problems.append(f"{where}: set exactly one of {env_key} or {file_key}")
+    insecure = raw.get("allow_insecure_localhost", False)
+    if not isinstance(insecure, bool):
+        problems.append(f"{where}.allow_insecure_localhost: must be true or false")
+        insecure = False
+    numbers = {k: _number(raw, k, where, problems) for k in _NUMBERS if k in raw}
+    links = _links(raw.get("links"), f"{where}.links", problems)
+    return ChannelConfig(kind, url_env, url_file, insecure, links=links, **numbers)
+
+
+def _text(raw: Mapping[str, Any], key: str, where: str, problems: list[str]) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        problems.append(f"{where}.{key}: must be a non-empty string")
+        return None
+    return value.strip()
+
+
+def _number(raw: Mapping[str, Any], key: str, where: str, problems: list[str]) -> Any:
+    kind, smallest = _NUMBERS[key]
+    value = raw[key]
+    ok_type = isinstance(value, int) if kind is int else isinstance(value, int | float)
+    if isinstance(value, bool) or not ok_type or value < smallest:
+        problems.append(f"{where}.{key}: must be a {kind.__name__} >= {smallest:g}")
+        return ChannelConfig.__dataclass_fields__[key].default
+    return kind(value)
+
+
+def _links(raw: Any, where: str, problems: list[str]) -> Links:
+    if raw is None:
+        return Links()
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: must be a mapping")
+        return Links()
+    problems.extend(f"{where}: unknown key {k!r}" for k in raw if k not in _LINK_KEYS)
+    templates = []
+    for name in ("grafana", "runbook"):
+        value = raw.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            problems.append(f"{where}.{name}: must be a string")
+            continue
+        problems.extend(template_problems(f"{where}.{name}", value))
+        templates.append((name, value))
+    window = raw.get("window_s", 3600.0)
+    if isinstance(window, bool) or not isinstance(window, int | float) or window <= 0:
+        problems.append(f"{where}.window_s: must be a number > 0")
+        window = 3600.0
+    return Links(tuple(templates), float(window))

@@ -1,0 +1,154 @@
+"""A finding as a Slack Block Kit message that reads at a glance.
+
+Order follows the questions of someone woken at night: how bad and where
+(header), what happened (summary), by how much (before → after with evidence),
+why (the config keys that changed) and where to look next (links).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acceptmon.model import Finding
+from acceptmon.notify import fmt
+from acceptmon.notify.blockkit import MAX_FIELD_TEXT, MAX_HEADER, MAX_SECTION_TEXT, clip, code, escape
+from acceptmon.notify.config import Links
+from acceptmon.notify.links import render_links
+
+_EMOJI = {"critical": "🔴", "warning": "🟠", "info": "🔵"}
+_MAX_DIFF_LINES = 20
+_FALLBACK_LIMIT = 600
+
+Block = dict[str, Any]
+
+
+def build_slack_message(finding: Finding, links: Links, now: float) -> dict[str, Any]:
+    """The webhook payload: firing or resolved depending on ``finding.active``."""
+    urls = render_links(dict(links.templates), finding, now, links.window_s)
+    blocks = _firing_blocks(finding) if finding.active else _resolved_blocks(finding, now)
+    if urls:
+        blocks.append(_section(_link_line(urls)))
+    blocks.append(_context(finding))
+    return {"text": fallback_text(finding), "blocks": blocks}
+
+
+def fallback_text(finding: Finding) -> str:
+    """Notification/preview text: Slack shows this where blocks cannot render."""
+    labels = dict(finding.labels)
+    where = labels.get("host", finding.source)
+    if not finding.active:
+        return clip(escape(f"[RESOLVED] {_title(finding)} on {where}"), _FALLBACK_LIMIT)
+    change = f"accept length {fmt.num(finding.before_accept_len)} → {fmt.num(finding.after_accept_len)}"
+    keys = finding.changed_keys()
+    cause = f" after change of {', '.join(keys[:3])}" + (f" (+{len(keys) - 3} more)" if len(keys) > 3 else "")
+    text = f"[{finding.severity.upper()}] {_title(finding)} on {where}: {change}{cause if keys else ''}"
+    return clip(escape(text), _FALLBACK_LIMIT)
+
+
+def _firing_blocks(finding: Finding) -> list[Block]:
+    emoji = _EMOJI.get(finding.severity, "⚪")
+    blocks = [
+        _header(f"{emoji} {finding.severity.upper()}: {_title(finding)} on {_where(finding)}"),
+        _section(f"*{fmt.plain(finding.summary, 2800)}*"),
+        {"type": "section", "fields": _metric_fields(finding)},
+        {"type": "section", "fields": _identity_fields(finding)},
+    ]
+    lines = fmt.diff_lines(finding.diff)
+    if lines:
+        title = f"*Config changes* ({len(lines)} keys)\n"
+        body = fmt.fit_lines(lines, MAX_SECTION_TEXT - len(title), _MAX_DIFF_LINES)
+        blocks += [{"type": "divider"}, _section(title + body)]
+    return blocks
+
+
+def _resolved_blocks(finding: Finding, now: float) -> list[Block]:
+    resolved = finding.resolved_at
+    since = finding.first_seen
+    lasted = ""
+    if since is not None:
+        end = resolved.timestamp() if resolved is not None else now
+        lasted = f" after {fmt.duration(end - since.timestamp())}"
+    keys = finding.changed_keys()
+    text = f"Resolved {fmt.slack_date(resolved)}{lasted} (firing since {fmt.slack_date(since)})."
+    if keys:
+        shown = ", ".join(code(k, 60) for k in keys[:5])
+        text += f"\nConfig change: {shown}" + (f" …and {len(keys) - 5} more" if len(keys) > 5 else "")
+    return [
+        _header(f"✅ RESOLVED: {_title(finding)} on {_where(finding)}"),
+        _section(f"*{fmt.plain(finding.summary, 1500)}*\n{text}"),
+        {"type": "section", "fields": _metric_fields(finding)},
+        {"type": "section", "fields": _identity_fields(finding)},
+    ]
+
+
+def _metric_fields(f: Finding) -> list[Block]:
+    before_len, after_len = f.before_accept_len, f.after_accept_len
+    before_rate, after_rate = f.before_accept_rate, f.after_accept_rate
+    baseline = f" (run {code(f.baseline_run_id, 40)})" if f.baseline_run_id else ""
+    p = fmt.p_value(f.p_value)
+    return [
+        _field(
+            "Accept length",
+            f"{fmt.num(before_len)} → *{fmt.num(after_len)}* {fmt.relative_change(before_len, after_len)}",
+        ),
+        _field(
+            "Accept rate",
+            f"{fmt.pct(before_rate)} → *{fmt.pct(after_rate)}* {fmt.point_change(before_rate, after_rate)}",
+        ),
+        _field(f"Before{baseline}", f"{fmt.interval(f.before_ci)} · n={f.before_n}"),
+        _field(
+            f"After (run {code(f.run_id, 40)})",
+            f"{fmt.interval(f.after_ci)} · n={f.after_n}" + (f" · {p}" if p else ""),
+        ),
+    ]
+
+
+def _identity_fields(f: Finding) -> list[Block]:
+    labels = dict(f.labels)
+    fields = [
+        _field("Host / source", f"{code(labels.get('host', '-'), 100)}\n{code(f.source, 300)}"),
+        _field("Since", fmt.slack_date(f.first_seen)),
+        _field("Model", code(labels.get("model", "unknown"), 200)),
+        _field("Draft model", code(labels.get("draft_model", "unknown"), 200)),
+    ]
+    extra = [(k, v) for k, v in f.labels if k not in ("host", "model", "draft_model")]
+    if extra:
+        shown = "\n".join(f"{fmt.plain(k, 60)}: {code(v, 100)}" for k, v in extra[:10])
+        fields.append(_field("Labels", shown))
+    return fields
+
+
+def _context(f: Finding) -> Block:
+    text = f"rule {code(f.rule, 100)} · key {code(f.key, 200)} · sent by acceptmon"
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
+def _link_line(urls: dict[str, str]) -> str:
+    icons = {"grafana": "📈 Grafana dashboard", "runbook": "📖 Runbook"}
+    parts = [f"<{_link_safe(url)}|{icons.get(name, name)}>" for name, url in urls.items()]
+    return "  ·  ".join(parts)
+
+
+def _link_safe(url: str) -> str:
+    """``|`` and ``>`` end a mrkdwn link; percent-encode them."""
+    return clip(url.replace("|", "%7C").replace(">", "%3E").replace("<", "%3C"), 1400)
+
+
+def _title(f: Finding) -> str:
+    return f.rule.replace("_", " ").replace("-", " ")
+
+
+def _where(f: Finding) -> str:
+    return dict(f.labels).get("host", f.source)
+
+
+def _header(text: str) -> Block:
+    return {"type": "header", "text": {"type": "plain_text", "text": clip(text, MAX_HEADER), "emoji": True}}
+
+
+def _section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(text, MAX_SECTION_TEXT)}}
+
+
+def _field(title: str, body: str) -> Block:
+    return {"type": "mrkdwn", "text": clip(f"*{title}*\n{body}", MAX_FIELD_TEXT)}

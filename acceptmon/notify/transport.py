@@ -1,0 +1,95 @@
+"""One HTTP POST, and what its outcome means for retrying.
+
+``http.client`` rather than ``urllib.request``: no redirects (a redirect would
+carry the secret URL somewhere else), no proxy surprises, and every failure
+comes back as a ``Response`` with scrubbed text instead of an exception whose
+message or attributes might hold the URL.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ssl
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Literal, Protocol
+from urllib.parse import urlsplit
+
+from acceptmon import __version__
+from acceptmon.notify.secret import Secret
+
+Verdict = Literal["sent", "retry", "permanent"]
+
+#: Statuses worth retrying: timeouts, rate limits and server trouble.
+_RETRY_STATUSES = {408, 425, 429}
+_MAX_DETAIL = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """``status`` is None when no HTTP response arrived (refused, dropped, timed out)."""
+
+    status: int | None
+    detail: str
+    retry_after: str | None = None
+
+
+class Transport(Protocol):
+    def post(self, body: bytes, delivery_id: str) -> Response: ...
+
+
+def classify(response: Response) -> Verdict:
+    """Slack answers 400/403/404/410 for payload, token and channel problems: retrying cannot help."""
+    status = response.status
+    if status is None or status in _RETRY_STATUSES or status >= 500:
+        return "retry"
+    if 200 <= status < 300:
+        return "sent"
+    return "permanent"
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date)."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        return max(parsedate_to_datetime(text).timestamp() - now, 0.0)
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+class HttpTransport:
+    """POSTs JSON to a secret URL with a timeout; never raises, never leaks the URL."""
+
+    def __init__(self, url: Secret, timeout_s: float) -> None:
+        self._url = url
+        self._timeout = timeout_s
+
+    def post(self, body: bytes, delivery_id: str) -> Response:
+        try:
+            return self._post(body, delivery_id)
+        except Exception as exc:  # any failure is "no response"; the text is all we keep
+            return Response(None, self._url.scrub(f"{type(exc).__name__}: {exc}")[:_MAX_DETAIL])
+
+    def _post(self, body: bytes, delivery_id: str) -> Response:
+        parts = urlsplit(self._url.reveal())
+        conn_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        kwargs = {"context": ssl.create_default_context()} if parts.scheme == "https" else {}
+        conn = conn_type(parts.hostname or "", parts.port, timeout=self._timeout, **kwargs)  # type: ignore[arg-type]
+        headers = {
+            "Content-Type": "application/json; charset=utf-8",
+            "User-Agent": f"acceptmon/{__version__}",
+            "Idempotency-Key": delivery_id,
+        }
+        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        try:
+            conn.request("POST", target or "/", body=body, headers=headers)
+            resp = conn.getresponse()
+            text = resp.read(4096).decode("utf-8", "replace").strip()
+            detail = self._url.scrub(" ".join(text.split()))[:_MAX_DETAIL] or resp.reason
+            return Response(resp.status, detail, resp.getheader("Retry-After"))
+        finally:
+            conn.close()

@@ -1,0 +1,101 @@
+"""Where webhook URLs come from, and whether they look right — without saying them.
+
+Messages name the *origin* (an environment variable or a file path), never
+the value, so ``check-config`` output can be pasted into a ticket.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from acceptmon.notify.config import ChannelConfig, NotifyConfig, NotifyConfigError, config_problems
+from acceptmon.notify.config import parse_notify_config as _parse_config
+from acceptmon.notify.secret import Secret
+
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+_SLACK_HOSTS = {"hooks.slack.com"}
+
+
+def origin(channel: ChannelConfig) -> str:
+    """Human description of where the URL is read from."""
+    return f"env {channel.url_env}" if channel.url_env else f"file {channel.url_file}"
+
+
+def load_url(channel: ChannelConfig, env: Mapping[str, str] | None = None) -> Secret:
+    """Read and validate the URL; ``NotifyConfigError`` lists what is wrong."""
+    secret, problems = _load(channel, os.environ if env is None else env)
+    if secret is None or problems:
+        raise NotifyConfigError(problems)
+    return secret
+
+
+def resolve_urls(config: NotifyConfig, env: Mapping[str, str] | None = None) -> dict[str, Secret]:
+    """``{notifier name: url}`` for every configured channel, or every problem at once."""
+    urls: dict[str, Secret] = {}
+    problems: list[str] = []
+    for channel in config.channels():
+        secret, found = _load(channel, os.environ if env is None else env)
+        problems.extend(found)
+        if secret is not None:
+            urls[channel.name] = secret
+    if problems:
+        raise NotifyConfigError(problems)
+    return urls
+
+
+def check_notify_config(section: Any, env: Mapping[str, str] | None = None) -> list[str]:
+    """All problems with the ``notify:`` section, including unreadable or odd URLs."""
+    problems = config_problems(section)
+    if problems:
+        return problems
+    try:
+        resolve_urls(_parse_config(section), env)
+    except NotifyConfigError as exc:
+        return exc.problems
+    return []
+
+
+def _load(channel: ChannelConfig, env: Mapping[str, str]) -> tuple[Secret | None, list[str]]:
+    what = f"{channel.kind} webhook URL from {origin(channel)}"
+    if channel.url_env:
+        value = env.get(channel.url_env, "")
+        if not value.strip():
+            return None, [f"{what}: environment variable is not set or empty"]
+    else:
+        try:
+            with open(str(channel.url_file), encoding="utf-8") as fh:
+                value = fh.read()
+        except OSError as exc:
+            return None, [f"{what}: cannot read the file ({exc.strerror or type(exc).__name__})"]
+        except UnicodeDecodeError:
+            return None, [f"{what}: the file is not UTF-8 text"]
+    secret = Secret(value.strip())
+    return secret, url_problems(channel, secret, what)
+
+
+def url_problems(channel: ChannelConfig, url: Secret, what: str) -> list[str]:
+    """Shape checks; each message describes the expectation, not the value."""
+    raw = url.reveal()
+    if any(ch.isspace() or ord(ch) < 32 for ch in raw):
+        return [f"{what}: contains whitespace or control characters (one URL per file/variable)"]
+    try:
+        parts = urlsplit(raw)
+        host = (parts.hostname or "").lower()
+        _ = parts.port  # raises on a malformed port
+    except ValueError:
+        return [f"{what}: is not a valid URL"]
+    if channel.allow_insecure_localhost and host in _LOOPBACK and parts.scheme in ("http", "https"):
+        return []
+    if channel.kind == "slack":
+        ok = parts.scheme == "https" and host in _SLACK_HOSTS and parts.path.startswith("/services/")
+        expected = "an https://hooks.slack.com/services/... URL"
+    else:
+        ok = parts.scheme == "https" and bool(host)
+        expected = "an https:// URL"
+    if ok:
+        return []
+    hint = " (http://127.0.0.1 needs allow_insecure_localhost: true)" if host in _LOOPBACK else ""
+    return [f"{what} is not {expected}{hint}"]

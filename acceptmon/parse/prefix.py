@@ -1,0 +1,91 @@
+"""Timestamp and rank prefixes shared by every log shape.
+
+A prefix is everything in front of the message. Real deployments wrap
+SGLang's own ``[ts ranks] `` in container, Ray and journald prefixes, colour
+codes and indentation, so the parser strips what it knows and then looks for
+the last SGLang bracket; anything else it does not understand is ignored
+rather than fatal (the message itself is validated separately).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from acceptmon.model import Ranks
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+_RANK = r"(?:DP|PP|TP|EP|ATTN_CP|MOE_DP)-?\d+"
+_TS = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?|\d\d:\d\d:\d\d(?:[.,]\d{1,6})?"
+
+#: SGLang's ``[%(asctime)s{ranks}]`` (ranks may also stand alone when redacted).
+_BRACKET = re.compile(
+    rf"\[\s*(?P<ts>{_TS})?(?P<ranks>(?:\s*{_RANK})*)\s*(?P<enc>\s(?:encode_server|encode_dp_worker\[\d+\]))?\]"
+)
+#: ``[gpu_id=0]`` / ``[gpu=0]`` inside the message of releases up to 0.2.13.
+_GPU = re.compile(r"\[gpu(?:_id)?=(?P<gpu>\d+)\]\s*$")
+#: Python-logging style: ``2025-12-01 12:00:01.123 INFO 4242 [ TP0 scheduler.py:1234] ``.
+_PYLOG = re.compile(
+    rf"^\s*(?P<ts>\d{{4}}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{{1,6}})?)\s+[A-Z]+\s+(?:\d+\s+)?"
+    rf"\[\s*(?P<ranks>(?:{_RANK}\s*)*)(?:[\w.-]+:\d+)?\s*\]"
+)
+_RANK_SPLIT = re.compile(r"([A-Z_]+?)(-?\d+)")
+
+#: A prefix is ``None`` only when what precedes the message is clearly not a
+#: prefix (e.g. the tail of another line glued to this one).
+Prefix = tuple[datetime | None, Ranks]
+
+
+def parse_ts(text: str) -> datetime | None:
+    """Parse a full ``YYYY-MM-DD HH:MM:SS[.ffffff]`` timestamp; time-only gives None."""
+    if len(text) < 19 or text[4] != "-":
+        return None
+    try:
+        return datetime.fromisoformat(text.replace(",", ".").replace(" ", "T", 1))
+    except ValueError:
+        return None
+
+
+def parse_ranks(text: str) -> Ranks:
+    return tuple((name.lower(), int(num)) for name, num in _RANK_SPLIT.findall(text))
+
+
+def parse_prefix(prefix: str) -> Prefix:
+    """Read timestamp and ranks from the text in front of a message."""
+    if "\x1b" in prefix:
+        prefix = ANSI.sub("", prefix)
+    m = _PYLOG.match(prefix)
+    if m:
+        return parse_ts(m["ts"]), parse_ranks(m["ranks"])
+    gpu = _GPU.search(prefix)
+    if gpu:
+        prefix = prefix[: gpu.start()]
+    last = None
+    for last in _BRACKET.finditer(prefix):  # noqa: B007 - we want the last bracket
+        pass
+    ts: datetime | None = None
+    ranks: Ranks = ()
+    if last is not None:
+        ts = parse_ts(last["ts"]) if last["ts"] else None
+        ranks = parse_ranks(last["ranks"])
+    if gpu:
+        ranks = (*ranks, ("gpu", int(gpu["gpu"])))
+    return ts, ranks
+
+
+class PrefixCache:
+    """Memoise prefixes: consecutive lines share one per second and rank."""
+
+    __slots__ = ("_cache",)
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Prefix] = {}
+
+    def get(self, prefix: str) -> Prefix:
+        hit = self._cache.get(prefix)
+        if hit is None:
+            if len(self._cache) >= 512:
+                self._cache.clear()
+            hit = self._cache[prefix] = parse_prefix(prefix)
+        return hit

@@ -1,0 +1,170 @@
+"""SGLang messages: Decode/Prefill batches, server args, start, stop, crash.
+
+Each function takes the message text after its marker and the line's
+``Meta`` and returns a record, or a ``ParseError`` when the line looked like
+one of ours but could not be read safely. None of them raises.
+"""
+
+from __future__ import annotations
+
+import re
+
+from acceptmon.model import (
+    Crash,
+    DecodeSample,
+    Extras,
+    Meta,
+    ParseError,
+    PrefillSample,
+    ServerStart,
+    SpecParamsUpdate,
+)
+from acceptmon.parse.args import parse_args
+from acceptmon.parse.fields import Damaged, Kind, Value, convert, hybrid, loose, split_pairs
+
+DECODE = "Decode batch"
+PREFILL = "Prefill batch"
+
+#: Decode fields with a first-class home, and the shape their value must have.
+_DECODE_FIELDS: dict[str, tuple[str, Kind]] = {
+    "#running-req": ("running_req", "int"),
+    "#queue-req": ("queue_req", "int"),
+    "gen throughput (token/s)": ("gen_throughput", "f2"),
+    "token usage": ("token_usage", "f2"),
+    "accept len": ("accept_len", "f2"),
+    "accept rate": ("accept_rate_printed", "f2"),
+    "cuda graph": ("graph", "bool"),
+    "cpu graph": ("graph", "bool"),
+    "npu graph": ("graph", "bool"),
+    "musa graph": ("graph", "bool"),
+}
+_DECODE_REQUIRED = ("running_req", "queue_req", "gen_throughput")
+
+_PREFILL_FIELDS: dict[str, tuple[str, Kind]] = {
+    "#new-seq": ("new_seq", "int"),
+    "#new-token": ("new_token", "int"),
+    "#cached-token": ("cached_token", "int"),
+    "#running-req": ("running_req", "int"),
+    "#queue-req": ("queue_req", "int"),
+    "token usage": ("token_usage", "f2"),
+}
+_PREFILL_REQUIRED = ("new_seq", "new_token")
+
+#: Physically possible accept length: 1 (nothing accepted) up to a long tree path.
+_MAX_ACCEPT_LEN = 128.0
+
+_REPEATED = re.compile(r"\s*\[repeated (\d+)x across cluster\].*$")
+_MIXED = re.compile(r"^\(mixed #running-req: (\d+)\)")
+_ADAPTIVE = re.compile(r"steps (\d+) -> (\d+)(?: \(ema_accept_len=([\d.]+)\))?")
+
+
+def _header(body: str) -> tuple[str, int | None]:
+    """Strip ``.``, ``,`` or `` [N],`` after the batch marker; return (rest, N)."""
+    if body[:1] in ".,":
+        return body[1:], None
+    if body.startswith(" ["):
+        num, close, rest = body[2:].partition("]")
+        if close and num.isdigit():
+            return rest.lstrip(","), int(num)
+    raise Damaged("unrecognised batch header")
+
+
+def _strip_repeat(body: str) -> tuple[str, int]:
+    """Remove Ray's de-duplication suffix; return how many lines it stood for."""
+    m = _REPEATED.search(body)
+    if m is None:
+        return body, 0
+    return body[: m.start()], int(m.group(1))
+
+
+def _fields(body: str, known: dict[str, tuple[str, Kind]]) -> tuple[dict[str, Value], Extras]:
+    values: dict[str, Value] = {}
+    extra: list[tuple[str, Value]] = []
+    seen: set[str] = set()
+    for key, value in split_pairs(body):
+        if key in seen and key:
+            raise Damaged(f"field {key!r} twice")
+        seen.add(key)
+        spec = known.get(key)
+        if spec is None:
+            extra.append((key, loose(value)))
+        elif "=" in value:  # 0.4.9 hybrid-SWA: token usage: full=0.10, swa=0.20
+            parts = hybrid(value)
+            extra.append((key, value))
+            if "full" in parts:
+                values[spec[0]] = convert(key, parts["full"], spec[1])
+        else:
+            values[spec[0]] = convert(key, value, spec[1])
+    return values, tuple(extra)
+
+
+def parse_decode(body: str, meta: Meta) -> DecodeSample | ParseError:
+    try:
+        body, repeated = _strip_repeat(body)
+        rest, iteration = _header(body)
+        values, extra = _fields(rest, _DECODE_FIELDS)
+        missing = [f for f in _DECODE_REQUIRED if f not in values]
+        if missing:
+            raise Damaged(f"missing {', '.join(missing)}")
+        accept = values.get("accept_len")
+        if isinstance(accept, float) and not 0.0 <= accept <= _MAX_ACCEPT_LEN:
+            raise Damaged("accept len out of range")
+        if "token_usage" not in values:
+            full = dict(extra).get("full token usage")
+            if isinstance(full, float):
+                values["token_usage"] = full
+    except Damaged as exc:
+        return ParseError(meta, f"decode: {exc}")
+    return DecodeSample(meta=meta, iteration=iteration, repeated=repeated, extra=extra, **values)  # type: ignore[arg-type]
+
+
+def parse_prefill(body: str, meta: Meta) -> PrefillSample | ParseError:
+    try:
+        body, _ = _strip_repeat(body)
+        mixed = _MIXED.match(body)
+        running = None
+        if mixed:
+            running = int(mixed.group(1))
+            body = body[mixed.end() :]
+        rest, _ = _header(body)
+        values, extra = _fields(rest, _PREFILL_FIELDS)
+        missing = [f for f in _PREFILL_REQUIRED if f not in values]
+        if missing:
+            raise Damaged(f"missing {', '.join(missing)}")
+        if running is not None:
+            values.setdefault("running_req", running)
+    except Damaged as exc:
+        return ParseError(meta, f"prefill: {exc}")
+    return PrefillSample(meta=meta, extra=extra, **values)  # type: ignore[arg-type]
+
+
+def parse_server_args(text: str, meta: Meta) -> ServerStart | ParseError:
+    """``server_args=ServerArgs(...)``, ``server_args={...}`` or ``server_args: ...``."""
+    args = parse_args(text)
+    if args is None:
+        return ParseError(meta, "server_args: unreadable")
+    return ServerStart(meta=meta, args=args)
+
+
+def parse_adaptive(text: str, meta: Meta) -> SpecParamsUpdate | ParseError:
+    m = _ADAPTIVE.search(text)
+    if m is None:
+        return ParseError(meta, "adaptive spec params: unreadable")
+    ema = float(m.group(3)) if m.group(3) else None
+    return SpecParamsUpdate(meta, int(m.group(1)), int(m.group(2)), ema)
+
+
+#: Message fragments that mean a server process died.
+CRASH_MARKERS = (
+    "Scheduler hit an exception",
+    "Exception in ModelTpServer",
+    "Received sigquit from a child",
+    "SIGQUIT received",
+    "Watchdog timeout",
+    "DataParallelController hit an exception",
+    "DetokenizerManager hit an exception",
+)
+
+
+def crash(text: str, meta: Meta) -> Crash:
+    return Crash(meta, text.strip()[:200])

@@ -1,0 +1,113 @@
+"""Wires the stages: chunks of lines → records → runs → store (→ detector).
+
+``Pipeline.feed`` is the single entry point for both one-shot mode and the
+live agent, so the golden tests of one-shot output also test the daemon's
+arithmetic. It holds no threads; the agent drives it from one consumer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from acceptmon.model import (
+    Chunk,
+    Crash,
+    DecodeSample,
+    ParseError,
+    PrefillSample,
+    Record,
+    Run,
+    ServerStart,
+    Shutdown,
+    SpecSample,
+)
+from acceptmon.parse.line import LineParser
+from acceptmon.runs import RunTracker
+from acceptmon.store import Store
+
+RecordSink = Callable[[Record], None]
+YearHint = Callable[[Chunk], "datetime | None"]
+
+
+class Pipeline:
+    def __init__(
+        self,
+        tracker: RunTracker | None = None,
+        store: Store | None = None,
+        year_hint: YearHint | None = None,
+    ) -> None:
+        self.tracker = tracker or RunTracker()
+        self.store = store or Store()
+        self._parsers: dict[str, LineParser] = {}
+        self._year_hint = year_hint
+        #: Called with every record after run tracking (jsonl output, detector).
+        self.sinks: list[RecordSink] = []
+        self.tracker.on_run_start.append(self._run_started)
+
+    def _parser(self, chunk: Chunk) -> LineParser:
+        parser = self._parsers.get(chunk.source)
+        if parser is None:
+            hint = self._year_hint(chunk) if self._year_hint else None
+            parser = self._parsers[chunk.source] = LineParser(chunk.source, hint)
+        return parser
+
+    def feed(self, chunk: Chunk) -> None:
+        """Process every line of ``chunk``."""
+        parse = self._parser(chunk).parse
+        self.store.stats(chunk.source).counters["lines"] += len(chunk.lines)
+        lineno = chunk.lineno
+        route = self._route
+        for text in chunk.lines:
+            record = parse(text, lineno)
+            lineno += 1
+            if record is not None:
+                route(record)
+
+    def count_overlong(self, source: str, n: int) -> None:
+        """Lines dropped by the splitter for length are lines and errors."""
+        c = self.store.stats(source).counters
+        c["lines"] += n
+        c["parse_errors"] += n
+
+    def _route(self, record: Record) -> None:
+        tracker, store = self.tracker, self.store
+        if type(record) is DecodeSample:
+            record = tracker.observe(record)
+            run = tracker.current(record.meta.source)
+            assert run is not None and isinstance(record, DecodeSample)
+            store.decode(record, run.settings)
+        elif isinstance(record, ParseError):
+            store.stats(record.meta.source).counters["parse_errors"] += 1
+            return
+        else:
+            self._route_other(record)
+        for sink in self.sinks:
+            sink(record)
+
+    def _route_other(self, record: Record) -> None:
+        source = record.meta.source
+        counters = self.store.stats(source).counters
+        if isinstance(record, Shutdown | Crash):
+            was_ended = self.tracker.ended(source)
+            self.tracker.observe(record)
+            if not was_ended:
+                counters["server_crashes" if isinstance(record, Crash) else "server_shutdowns"] += 1
+            return
+        self.tracker.observe(record)
+        if isinstance(record, ServerStart):
+            counters["server_starts"] += 1
+        elif isinstance(record, SpecSample):
+            self.store.spec(record)
+        elif isinstance(record, PrefillSample):
+            self.store.prefill(record)
+
+    def _run_started(self, run: Run) -> None:
+        self.store.stats(run.source).run = run
+
+    def checkpoint(self) -> dict[str, Any]:
+        return {"store": self.store.checkpoint()}
+
+    def restore(self, data: dict[str, Any]) -> None:
+        self.store.restore(data.get("store", {}))

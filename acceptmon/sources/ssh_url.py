@@ -1,0 +1,61 @@
+"""``ssh://[user@]host[:port]/absolute/path-or-glob`` → its parts (pure).
+
+The host part may be an alias from ``~/.ssh/config``; user and port are left
+``None`` when the URL does not give them so that the SSH config can fill them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+class SSHURLError(ValueError):
+    """An ``ssh://`` source that cannot be followed (a configuration error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SSHTarget:
+    """What an ``ssh://`` URL names: a host (or alias) and a remote path or glob."""
+
+    host: str
+    path: str
+    user: str | None = None
+    port: int | None = None
+
+    @property
+    def is_glob(self) -> bool:
+        return any(c in _GLOB_CHARS for c in self.path)
+
+    def url(self) -> str:
+        user = f"{self.user}@" if self.user else ""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        port = f":{self.port}" if self.port is not None else ""
+        return f"ssh://{user}{host}{port}{self.path}"
+
+
+def parse_ssh_url(url: str) -> SSHTarget:
+    """Parse an ``ssh://`` source URL; raise ``SSHURLError`` saying what is wrong."""
+    parts = urlsplit(url)
+    if parts.scheme != "ssh":
+        raise SSHURLError(f"{url!r}: not an ssh:// URL")
+    if parts.password is not None:
+        raise SSHURLError(f"{url!r}: passwords in URLs are not supported; use keys or ssh-agent")
+    if parts.query or parts.fragment:
+        raise SSHURLError(f"{url!r}: unexpected '?' or '#' part")
+    host = parts.hostname
+    if not host:
+        raise SSHURLError(f"{url!r}: no host")
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise SSHURLError(f"{url!r}: bad port") from exc
+    path = unquote(parts.path)
+    if not path.startswith("/") or path == "/":
+        raise SSHURLError(f"{url!r}: the remote path must be absolute, e.g. ssh://host/var/log/app.log")
+    if any(c in _GLOB_CHARS for c in path.rsplit("/", 1)[0]):
+        raise SSHURLError(f"{url!r}: glob characters are only supported in the file name")
+    user = unquote(parts.username) if parts.username else None
+    return SSHTarget(host=host, path=path, user=user, port=port)
