@@ -31,13 +31,13 @@ def parse_args(text: str) -> dict[str, Any] | None:
         return None
     node = _parse(rest)
     if isinstance(node, ast.Call):
-        return {kw.arg: _value(kw.value) for kw in node.keywords if kw.arg}
+        return {kw.arg: _value(kw.value) for kw in node.keywords if kw.arg} or None
     if isinstance(node, ast.Dict):
         out: dict[str, Any] = {}
         for k, v in zip(node.keys, node.values, strict=True):
             if k is not None:
                 out[str(_value(k))] = _value(v)
-        return out
+        return out or None
     return None
 
 

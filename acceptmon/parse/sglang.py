@@ -40,6 +40,22 @@ _DECODE_FIELDS: dict[str, tuple[str, Kind]] = {
 }
 _DECODE_REQUIRED = ("running_req", "queue_req", "gen_throughput")
 
+#: Fields kept in ``extra`` whose shape is still known and checked: a damaged
+#: value there betrays a damaged line as surely as one in a first-class field.
+_CHECKED_EXTRAS: dict[str, Kind] = {
+    "full token usage": "f2",
+    "swa token usage": "f2",
+    "mamba usage": "f2",
+    "gpu token usage": "f2",
+    "cpu token usage": "f2",
+    "pre-allocated usage": "f2",
+    "cap len": "f2",
+    "block accept len": "f2",
+    "mamba num": "int",
+    "largest-len": "int",
+    "waiting-image-req": "int",
+}
+
 _PREFILL_FIELDS: dict[str, tuple[str, Kind]] = {
     "#new-seq": ("new_seq", "int"),
     "#new-token": ("new_token", "int"),
@@ -87,7 +103,9 @@ def _fields(body: str, known: dict[str, tuple[str, Kind]]) -> tuple[dict[str, Va
         seen.add(key)
         spec = known.get(key)
         if spec is None:
-            extra.append((key, loose(value)))
+            kind = _CHECKED_EXTRAS.get(key) or ("int" if key.startswith("#") else None)
+            checked = kind is not None and "=" not in value
+            extra.append((key, convert(key, value, kind) if checked else loose(value)))  # type: ignore[arg-type]
         elif "=" in value:  # 0.4.9 hybrid-SWA: token usage: full=0.10, swa=0.20
             parts = hybrid(value)
             extra.append((key, value))

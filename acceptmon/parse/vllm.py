@@ -8,6 +8,7 @@ year; ``VllmClock`` supplies it from context and handles the new-year wrap.
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime
 
@@ -43,7 +44,8 @@ class VllmClock:
         self._last = (hint.month, hint.day) if hint else (0, 0)
         self._from_hint = hint is not None
 
-    def stamp(self, month: int, day: int, h: int, m: int, s: int, us: int) -> datetime | None:
+    def stamp(self, month: int, day: int, clock: tuple[int, int, int, int]) -> datetime | None:
+        """Date a line from its month, day and (hour, minute, second, microsecond)."""
         if self._year is None:
             return None
         if self._from_hint and (month, day) > self._last:
@@ -53,7 +55,7 @@ class VllmClock:
         self._from_hint = False
         self._last = (month, day)
         try:
-            return datetime(self._year, month, day, h, m, s, us)
+            return datetime(self._year, month, day, *clock)
         except ValueError:
             return None
 
@@ -64,7 +66,7 @@ def timestamp(prefix: str, clock: VllmClock) -> datetime | None:
         return None
     month, day, h, mi, s = (int(g) for g in m.groups()[:5])
     us = int((m.group(6) or "0").ljust(6, "0"))
-    return clock.stamp(month, day, h, mi, s, us)
+    return clock.stamp(month, day, (h, mi, s, us))
 
 
 def engine_of(text: str) -> int | None:
@@ -82,8 +84,8 @@ def _fields(body: str) -> dict[str, list[float | None]]:
         vals: list[float | None] = []
         for vm in _VALUE.finditer(chunk):
             v = float(vm.group(1))
-            vals.append(None if v != v else (v / 100.0 if vm.group(2) else v))
-        out[km.group(1).replace(" tokens", "") if "Number of draft" in km.group(1) else km.group(1)] = vals
+            vals.append(None if math.isnan(v) else (v / 100.0 if vm.group(2) else v))
+        out[km.group(1).replace("tokens tokens", "tokens")] = vals  # some builds misspell it
     return out
 
 

@@ -1,0 +1,36 @@
+# The two commands of the README: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/acceptmon: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.dev: $(BIN)/acceptmon
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+## demo: install and replay the bundled EAGLE-3 incident log
+demo: $(BIN)/acceptmon
+	$(BIN)/acceptmon demo
+
+## test: install everything (pip and apt) and run lint plus the whole suite
+test: $(VENV)/.dev
+	./scripts/system-deps.sh
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest -q
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy acceptmon
+
+bench: $(VENV)/.dev
+	$(BIN)/python bench/parse_throughput.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info
