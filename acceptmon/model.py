@@ -208,13 +208,20 @@ class SpecSettings:
     model_path: str | None = None
     decode_log_interval: int = 40
 
+    #: Draft tokens proposed per verify round (bonus token excluded); derived.
+    slots: int | None = field(default=None, init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        slots = None
+        if self.num_draft_tokens is not None and self.num_draft_tokens > 1:
+            slots = self.num_draft_tokens - 1
+        elif self.num_steps is not None and self.num_steps > 0:
+            slots = self.num_steps
+        object.__setattr__(self, "slots", slots)
+
     def draft_slots(self) -> int | None:
         """Draft tokens proposed per verify round (the bonus token excluded)."""
-        if self.num_draft_tokens is not None and self.num_draft_tokens > 1:
-            return self.num_draft_tokens - 1
-        if self.num_steps is not None and self.num_steps > 0:
-            return self.num_steps
-        return None
+        return self.slots
 
 
 @dataclass(frozen=True, slots=True)

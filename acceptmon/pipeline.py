@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from acceptmon import fastpath
 from acceptmon.model import (
     Chunk,
     Crash,
@@ -55,10 +56,16 @@ class Pipeline:
 
     def feed(self, chunk: Chunk) -> None:
         """Process every line of ``chunk``."""
-        parse = self._parser(chunk).parse
+        parser = self._parser(chunk)
         self.store.stats(chunk.source).counters["lines"] += len(chunk.lines)
+        if self.sinks:
+            self._feed_records(chunk, parser)
+        else:
+            fastpath.feed(self, chunk, parser)
+
+    def _feed_records(self, chunk: Chunk, parser: LineParser) -> None:
+        parse, route = parser.parse, self.route
         lineno = chunk.lineno
-        route = self._route
         for text in chunk.lines:
             record = parse(text, lineno)
             lineno += 1
@@ -71,7 +78,8 @@ class Pipeline:
         c["lines"] += n
         c["parse_errors"] += n
 
-    def _route(self, record: Record) -> None:
+    def route(self, record: Record) -> None:
+        """Send one record through run tracking, the store and the sinks."""
         tracker, store = self.tracker, self.store
         if type(record) is DecodeSample:
             record = tracker.observe(record)

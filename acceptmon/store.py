@@ -7,12 +7,18 @@ saved with the checkpoint, so they continue across restarts.
 
 from __future__ import annotations
 
-from collections import deque
+from bisect import bisect_left
+from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from functools import partial, reduce
+from itertools import repeat
+from operator import add, itemgetter, mul, sub
 from typing import Any
 
 from acceptmon.model import DecodeSample, PrefillSample, Run, SpecSample, SpecSettings
+from acceptmon.parse.prefix import epoch
+from acceptmon.parse.shapes import DecodeValues
+from acceptmon.runs import normalised_rate
 
 #: Upper bounds of the accept-length histogram (1.05 catches "speculation off").
 ACCEPT_LEN_BUCKETS = (1.05, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0)
@@ -57,7 +63,6 @@ class SourceStats:
     run: Run | None = None
     #: vLLM v0 prints counts since start; remember the last to take deltas.
     v0_last: dict[str, tuple[int, int]] = field(default_factory=dict)
-    recent: deque[tuple[float, float, int]] = field(default_factory=lambda: deque(maxlen=4096))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,20 +84,13 @@ class SourceStats:
         return stats
 
 
-def _epoch(ts: datetime | None) -> float | None:
-    """Log timestamps carry no zone; they are read as UTC so output is reproducible."""
-    return ts.replace(tzinfo=UTC).timestamp() if ts is not None else None
-
-
-def _observe_len(s: SourceStats, accept_len: float, ts: float | None, running: int) -> None:
+def _observe_len(s: SourceStats, accept_len: float) -> None:
     s.gauges["accept_len"] = accept_len
     s.counters["accept_len_sum"] += accept_len
     s.counters["accept_len_count"] += 1
-    for i, bound in enumerate(ACCEPT_LEN_BUCKETS):
-        if accept_len <= bound:
-            s.buckets[i] += 1
-            break
-    s.recent.append((ts or 0.0, accept_len, running))
+    i = bisect_left(ACCEPT_LEN_BUCKETS, accept_len)
+    if i < len(ACCEPT_LEN_BUCKETS):
+        s.buckets[i] += 1  # above the last bound only +Inf (the count) holds it
 
 
 class Store:
@@ -108,43 +106,105 @@ class Store:
         return s
 
     def decode(self, sample: DecodeSample, settings: SpecSettings) -> None:
-        s = self.stats(sample.meta.source)
+        values = (
+            sample.running_req,
+            sample.queue_req,
+            sample.gen_throughput,
+            sample.token_usage,
+            sample.accept_len,
+            sample.accept_rate_printed,
+            sample.repeated,
+        )
+        self.decode_values(self.stats(sample.meta.source), settings, values, epoch(sample.meta.ts))
+
+    def decode_values(
+        self, s: SourceStats, settings: SpecSettings, v: DecodeValues, ts: float | None
+    ) -> None:
+        """The one place Decode arithmetic happens (records and the fast path both land here)."""
+        running, queue, throughput, usage, al, printed, repeated = v
         c, g = s.counters, s.gauges
         c["decode_batches"] += 1
-        if sample.repeated > 1:
-            c["ray_lost_samples"] += sample.repeated - 1
-        g["running_req"] = sample.running_req
-        g["queue_req"] = sample.queue_req
-        g["gen_throughput"] = sample.gen_throughput
-        g["token_usage"] = sample.token_usage
-        ts = _epoch(sample.meta.ts)
+        if repeated > 1:
+            c["ray_lost_samples"] += repeated - 1
+        g["running_req"] = running
+        g["queue_req"] = queue
+        g["gen_throughput"] = throughput
+        g["token_usage"] = usage
         if ts is not None:
             g["last_decode_ts"] = ts
-        al = sample.accept_len
         if al is None:
             return
-        g["accept_rate"] = sample.accept_rate
-        g["accept_rate_printed"] = sample.accept_rate_printed
-        _observe_len(s, al, ts, sample.running_req)
+        slots = settings.slots
+        g["accept_rate"] = normalised_rate(al, settings) if slots else None
+        g["accept_rate_printed"] = printed
+        _observe_len(s, al)
         # SGLang sums over one log interval: forward_ct ≈ interval × #running-req.
-        rounds = float(settings.decode_log_interval * sample.running_req)
+        rounds = float(settings.decode_log_interval * running)
         c["verify_rounds"] += rounds
         c["emitted_tokens"] += rounds * al
-        slots = settings.draft_slots()
         if slots is not None:
             c["accepted_tokens"] += rounds * max(0.0, al - 1.0)
             c["draft_tokens"] += rounds * slots
+
+    def decode_rows(
+        self,
+        s: SourceStats,
+        settings: SpecSettings,
+        rows: list[tuple[str, ...]],
+        order: tuple[int | None, ...],
+        last_ts: float | None,
+    ) -> None:
+        """``decode_values`` for many rows at once, with the very same float operations.
+
+        ``rows`` are regex groups and ``order`` their 1-based positions. Sums are
+        folded left to right from the running total (``reduce``), as the
+        per-line path adds them, so both paths give bit-identical output.
+        """
+        r, q, t, u, a, p, rep = (None if i is None else i - 1 for i in order)
+        c, g = s.counters, s.gauges
+        c["decode_batches"] += len(rows)
+        reps = list(map(itemgetter(rep), rows))  # type: ignore[arg-type]
+        if any(reps):
+            lost = (n - 1 for n in map(int, filter(None, reps)) if n > 1)
+            c["ray_lost_samples"] = reduce(add, lost, c["ray_lost_samples"])
+        last = rows[-1]
+        running = list(map(int, map(itemgetter(r), rows)))  # type: ignore[arg-type]
+        g["running_req"] = running[-1]
+        g["queue_req"] = int(last[q])  # type: ignore[index]
+        g["gen_throughput"] = float(last[t])  # type: ignore[index]
+        g["token_usage"] = float(last[u]) if u is not None else None
+        if last_ts is not None:
+            g["last_decode_ts"] = last_ts
+        if a is None:
+            return
+        lens = list(map(float, map(itemgetter(a), rows)))
+        slots = settings.slots
+        g["accept_len"] = lens[-1]
+        g["accept_rate"] = normalised_rate(lens[-1], settings) if slots else None
+        g["accept_rate_printed"] = float(last[p]) if p is not None else None
+        c["accept_len_sum"] = reduce(add, lens, c["accept_len_sum"])
+        c["accept_len_count"] += len(lens)
+        for i, n in Counter(map(partial(bisect_left, ACCEPT_LEN_BUCKETS), lens)).items():
+            if i < len(ACCEPT_LEN_BUCKETS):
+                s.buckets[i] += n
+        rounds = list(map(float, map(settings.decode_log_interval.__mul__, running)))
+        c["verify_rounds"] = reduce(add, rounds, c["verify_rounds"])
+        c["emitted_tokens"] = reduce(add, map(mul, rounds, lens), c["emitted_tokens"])
+        if slots is not None:
+            gained = map(max, repeat(0.0), map(sub, lens, repeat(1.0)))
+            c["accepted_tokens"] = reduce(add, map(mul, rounds, gained), c["accepted_tokens"])
+            c["draft_tokens"] = reduce(add, map(mul, rounds, repeat(slots)), c["draft_tokens"])
 
     def spec(self, sample: SpecSample) -> None:
         s = self.stats(sample.meta.source)
         c, g = s.counters, s.gauges
         c["spec_lines"] += 1
         g["accept_rate"] = sample.accept_rate
-        ts = _epoch(sample.meta.ts)
+        ts = epoch(sample.meta.ts)
         if ts is not None:
             g["last_decode_ts"] = ts
         if sample.accept_len is not None:
-            _observe_len(s, sample.accept_len, ts, 0)
+            _observe_len(s, sample.accept_len)
         accepted, drafted = sample.accepted_tokens, sample.drafted_tokens
         if accepted is None or drafted is None:
             return

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from acceptmon.model import Meta, Record, ServerReady, Shutdown
+from acceptmon.model import DecodeSample, Meta, PrefillSample, Record, ServerReady, Shutdown
 from acceptmon.parse import sglang, vllm
 from acceptmon.parse.prefix import ANSI, PrefixCache
+from acceptmon.parse.shapes import DecodeShapes, DecodeValues, PrefillShapes
 
-_OTHER = re.compile(
+OTHER = re.compile(
     r"Prefill batch|server_args[=:]|fired up and ready|SIGTERM received|Shutting down"
     r"|hit an exception|Exception in ModelTpServer|sigquit from a child|SIGQUIT received|Watchdog timeout"
     r"|SpecDecoding metrics:|Speculative metrics:|Adaptive spec params updated|Avg prompt throughput"
@@ -31,13 +32,15 @@ class LineParser:
     the next vLLM spec line belongs to.
     """
 
-    __slots__ = ("_engine", "_prefixes", "_vclock", "source")
+    __slots__ = ("_engine", "_prefill_shapes", "_prefixes", "_shapes", "_vclock", "source")
 
     def __init__(self, source: str, year_hint: datetime | None = None) -> None:
         self.source = source
         self._prefixes = PrefixCache()
         self._vclock = vllm.VllmClock(year_hint)
         self._engine: int | None = None
+        self._shapes = DecodeShapes()
+        self._prefill_shapes = PrefillShapes()
 
     def _meta(self, prefix: str, lineno: int) -> Meta:
         ts, ranks = self._prefixes.get(prefix)
@@ -52,10 +55,50 @@ class LineParser:
         i = text.rfind(sglang.DECODE)
         if i >= 0:
             return sglang.parse_decode(text[i + _DECODE_LEN :], self._meta(text[:i], lineno))
-        m = _OTHER.search(text)
+        m = OTHER.search(text)
         if m is None:
             return None
         return self._other(text, m.start(), m.group(0), lineno)
+
+    def fast_decode(self, text: str, at: int) -> tuple[DecodeValues, float | None] | None:
+        """Values of a Decode line (marker at ``at``) in a learned layout, else None.
+
+        Lines with carriage returns or colour codes always take the general path.
+        """
+        if "\r" in text or "\x1b" in text:
+            return None
+        values = self._shapes.match(text[at + _DECODE_LEN :])
+        if values is None:
+            return None
+        return values, self._prefixes.epoch(text[:at])
+
+    def fast_prefill(self, text: str) -> bool:
+        """Whether ``text`` is a valid Prefill line in a learned layout."""
+        if "\r" in text or "\x1b" in text:
+            return False
+        at = text.rfind(sglang.PREFILL)
+        return at >= 0 and self._prefill_shapes.match(text[at + _PREFILL_LEN :])
+
+    def bulk_decode(self, block: str, n: int) -> tuple[list[tuple[str, ...]], tuple[int | None, ...]] | None:
+        """Rows for ``n`` joined Decode lines in the first learned layout (see DecodeShapes.bulk)."""
+        return self._shapes.bulk(block, n)
+
+    def bulk_prefill(self, block: str, n: int) -> bool:
+        return self._prefill_shapes.bulk(block, n)
+
+    def prefix_epoch(self, prefix: str) -> float | None:
+        return self._prefixes.epoch(prefix)
+
+    def learn(self, text: str, record: Record) -> None:
+        """Remember the layout of a batch line the general parser accepted (if new)."""
+        if "\r" in text or "\x1b" in text:
+            return
+        if isinstance(record, DecodeSample):
+            if self.fast_decode(text, text.rfind(sglang.DECODE)) is not None:
+                return
+            self._shapes.learn(text[text.rfind(sglang.DECODE) + _DECODE_LEN :])
+        elif isinstance(record, PrefillSample) and not self.fast_prefill(text):
+            self._prefill_shapes.learn(text[text.rfind(sglang.PREFILL) + _PREFILL_LEN :])
 
     def _other(self, text: str, at: int, marker: str, lineno: int) -> Record | None:
         if marker == "Prefill batch":

@@ -10,7 +10,7 @@ rather than fatal (the message itself is validated separately).
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 from acceptmon.model import Ranks
 
@@ -51,8 +51,15 @@ def parse_ranks(text: str) -> Ranks:
     return tuple((name.lower(), int(num)) for name, num in _RANK_SPLIT.findall(text))
 
 
+#: SGLang's own prefix and nothing else: by far the most common, so tried first.
+_PLAIN = re.compile(rf"\[(\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{{3}})?)((?: {_RANK})*)\] ")
+
+
 def parse_prefix(prefix: str) -> Prefix:
     """Read timestamp and ranks from the text in front of a message."""
+    plain = _PLAIN.fullmatch(prefix)
+    if plain is not None:
+        return parse_ts(plain.group(1)), parse_ranks(plain.group(2)) if plain.group(2) else ()
     if "\x1b" in prefix:
         prefix = ANSI.sub("", prefix)
     m = _PYLOG.match(prefix)
@@ -74,18 +81,34 @@ def parse_prefix(prefix: str) -> Prefix:
     return ts, ranks
 
 
+def epoch(ts: datetime | None) -> float | None:
+    """Log timestamps carry no zone; they are read as UTC so output is reproducible."""
+    return ts.replace(tzinfo=UTC).timestamp() if ts is not None else None
+
+
 class PrefixCache:
     """Memoise prefixes: consecutive lines share one per second and rank."""
 
-    __slots__ = ("_cache",)
+    __slots__ = ("_cache", "_epochs")
 
     def __init__(self) -> None:
         self._cache: dict[str, Prefix] = {}
+        self._epochs: dict[str, float | None] = {}
 
     def get(self, prefix: str) -> Prefix:
         hit = self._cache.get(prefix)
         if hit is None:
             if len(self._cache) >= 512:
                 self._cache.clear()
+                self._epochs.clear()
             hit = self._cache[prefix] = parse_prefix(prefix)
+            self._epochs[prefix] = epoch(hit[0])
         return hit
+
+    def epoch(self, prefix: str) -> float | None:
+        """The prefix's timestamp as epoch seconds (the fast path needs only this)."""
+        try:
+            return self._epochs[prefix]
+        except KeyError:
+            self.get(prefix)
+            return self._epochs[prefix]

@@ -26,7 +26,7 @@ DECODE = "Decode batch"
 PREFILL = "Prefill batch"
 
 #: Decode fields with a first-class home, and the shape their value must have.
-_DECODE_FIELDS: dict[str, tuple[str, Kind]] = {
+DECODE_FIELDS: dict[str, tuple[str, Kind]] = {
     "#running-req": ("running_req", "int"),
     "#queue-req": ("queue_req", "int"),
     "gen throughput (token/s)": ("gen_throughput", "f2"),
@@ -42,7 +42,7 @@ _DECODE_REQUIRED = ("running_req", "queue_req", "gen_throughput")
 
 #: Fields kept in ``extra`` whose shape is still known and checked: a damaged
 #: value there betrays a damaged line as surely as one in a first-class field.
-_CHECKED_EXTRAS: dict[str, Kind] = {
+CHECKED_EXTRAS: dict[str, Kind] = {
     "full token usage": "f2",
     "swa token usage": "f2",
     "mamba usage": "f2",
@@ -56,7 +56,7 @@ _CHECKED_EXTRAS: dict[str, Kind] = {
     "waiting-image-req": "int",
 }
 
-_PREFILL_FIELDS: dict[str, tuple[str, Kind]] = {
+PREFILL_FIELDS: dict[str, tuple[str, Kind]] = {
     "#new-seq": ("new_seq", "int"),
     "#new-token": ("new_token", "int"),
     "#cached-token": ("cached_token", "int"),
@@ -67,7 +67,7 @@ _PREFILL_FIELDS: dict[str, tuple[str, Kind]] = {
 _PREFILL_REQUIRED = ("new_seq", "new_token")
 
 #: Physically possible accept length: 1 (nothing accepted) up to a long tree path.
-_MAX_ACCEPT_LEN = 128.0
+MAX_ACCEPT_LEN = 128.0
 
 _REPEATED = re.compile(r"\s*\[repeated (\d+)x across cluster\].*$")
 _MIXED = re.compile(r"^\(mixed #running-req: (\d+)\)")
@@ -103,7 +103,7 @@ def _fields(body: str, known: dict[str, tuple[str, Kind]]) -> tuple[dict[str, Va
         seen.add(key)
         spec = known.get(key)
         if spec is None:
-            kind = _CHECKED_EXTRAS.get(key) or ("int" if key.startswith("#") else None)
+            kind = CHECKED_EXTRAS.get(key) or ("int" if key.startswith("#") else None)
             checked = kind is not None and "=" not in value
             extra.append((key, convert(key, value, kind) if checked else loose(value)))  # type: ignore[arg-type]
         elif "=" in value:  # 0.4.9 hybrid-SWA: token usage: full=0.10, swa=0.20
@@ -120,12 +120,12 @@ def parse_decode(body: str, meta: Meta) -> DecodeSample | ParseError:
     try:
         body, repeated = _strip_repeat(body)
         rest, iteration = _header(body)
-        values, extra = _fields(rest, _DECODE_FIELDS)
+        values, extra = _fields(rest, DECODE_FIELDS)
         missing = [f for f in _DECODE_REQUIRED if f not in values]
         if missing:
             raise Damaged(f"missing {', '.join(missing)}")
         accept = values.get("accept_len")
-        if isinstance(accept, float) and not 0.0 <= accept <= _MAX_ACCEPT_LEN:
+        if isinstance(accept, float) and not 0.0 <= accept <= MAX_ACCEPT_LEN:
             raise Damaged("accept len out of range")
         if "token_usage" not in values:
             full = dict(extra).get("full token usage")
@@ -145,7 +145,7 @@ def parse_prefill(body: str, meta: Meta) -> PrefillSample | ParseError:
             running = int(mixed.group(1))
             body = body[mixed.end() :]
         rest, _ = _header(body)
-        values, extra = _fields(rest, _PREFILL_FIELDS)
+        values, extra = _fields(rest, PREFILL_FIELDS)
         missing = [f for f in _PREFILL_REQUIRED if f not in values]
         if missing:
             raise Damaged(f"missing {', '.join(missing)}")

@@ -15,7 +15,8 @@ class LineSplitter:
     caller's offset always sits on a line boundary). A partial last line is
     held until its newline arrives. Invalid UTF-8 is replaced, never fatal;
     a trailing ``\\r`` is stripped. A line longer than ``max_line`` bytes is
-    dropped whole and counted in ``overlong``; memory stays bounded.
+    dropped whole and counted in ``overlong`` (complete lines are measured in
+    characters, held partial lines in bytes); memory stays bounded.
     """
 
     __slots__ = ("_pending", "_skipping", "_tail", "max_line", "overlong")
@@ -45,24 +46,24 @@ class LineSplitter:
             self._hold(self._tail + data if not self._skipping else data)
             return [], 0
         consumed = self._pending + cut + 1
-        buf = data[: cut + 1] if self._skipping else self._tail + data[: cut + 1]
-        raw = buf[:-1].split(b"\n")
-        if self._skipping:
-            raw = raw[1:]
-            self._skipping = False
+        buf = data[:cut] if self._skipping else self._tail + data[:cut]
+        skip_first = self._skipping
+        self._skipping = False
         rest = data[cut + 1 :]
         self._tail, self._pending = b"", len(rest)
         self._hold(rest)
-        if raw and max(map(len, raw)) > self.max_line:
-            keep = [r for r in raw if len(r) <= self.max_line]
-            self.overlong += len(raw) - len(keep)
-            raw = keep
-        if not raw:
-            return [], consumed
-        text = b"\n".join(raw).decode("utf-8", "replace")
+        # "\n" never occurs inside a UTF-8 sequence, so decoding first and
+        # splitting after gives the same lines as splitting bytes first.
+        text = buf.decode("utf-8", "replace")
         out = text.split("\n")
+        if skip_first:
+            del out[0]
         if "\r" in text:
             out = [s.rstrip("\r") for s in out]
+        if len(text) > self.max_line and max(map(len, out), default=0) > self.max_line:
+            keep = [s for s in out if len(s) <= self.max_line]
+            self.overlong += len(out) - len(keep)
+            out = keep
         return out, consumed
 
     def _hold(self, buf: bytes) -> None:

@@ -1,0 +1,84 @@
+"""Metrics-only processing of a chunk: whole runs of Decode lines at once.
+
+When nobody needs record objects (``oneshot --format prom``, backfill),
+a chunk is cut at its "event" lines (server starts, stops, crashes, vLLM
+lines: anything that changes run state), and each stretch in between is
+handled in bulk: its Decode lines by one regex over the joined block and
+column-wise sums, its Prefill lines by one validating regex. Anything the
+bulk regexes do not account for line for line sends the stretch down the
+per-line path, so results never differ from the records path (a test
+checks this on every golden case).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from acceptmon.model import DecodeSample, PrefillSample
+from acceptmon.parse.sglang import DECODE, PREFILL
+
+if TYPE_CHECKING:
+    from acceptmon.model import Chunk
+    from acceptmon.parse.line import LineParser
+    from acceptmon.pipeline import Pipeline
+
+#: Markers of lines that change run state (everything the parser knows but batches).
+EVENTS = re.compile(
+    r"server_args[=:]|fired up and ready|SIGTERM received|Shutting down"
+    r"|hit an exception|Exception in ModelTpServer|sigquit from a child|SIGQUIT received|Watchdog timeout"
+    r"|SpecDecoding metrics:|Speculative metrics:|Adaptive spec params updated|Avg prompt throughput"
+)
+
+
+def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser) -> None:
+    lines = chunk.lines
+    event = EVENTS.search
+    cuts = [
+        i
+        for i, t in enumerate(lines)
+        if DECODE not in t and (event(t) is not None or "\x1b" in t or "\r" in t)
+    ]
+    start = 0
+    for i in cuts:
+        if i > start:
+            _stretch(pipeline, chunk, parser, start, i)
+        _one(pipeline, parser, lines[i], chunk.lineno + i)
+        start = i + 1
+    if start < len(lines):
+        _stretch(pipeline, chunk, parser, start, len(lines))
+
+
+def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None:
+    record = parser.parse(text, lineno)
+    if record is None:
+        return
+    pipeline.route(record)
+    if type(record) in (DecodeSample, PrefillSample):
+        parser.learn(text, record)
+
+
+def _stretch(pipeline: Pipeline, chunk: Chunk, parser: LineParser, start: int, end: int) -> None:
+    """Lines [start, end) hold no event: bulk if the learned layouts cover them."""
+    seg = chunk.lines[start:end]
+    decode = [t for t in seg if DECODE in t]
+    prefill = [t for t in seg if PREFILL in t and DECODE not in t]
+    if not decode and not prefill:
+        return
+    run = pipeline.tracker.current(chunk.source)
+    rows = None
+    if decode and run is not None:
+        block = "\n".join(decode)
+        rows = parser.bulk_decode(block, len(decode)) if "\r" not in block and "\x1b" not in block else None
+    if (decode and rows is None) or (prefill and not parser.bulk_prefill("\n".join(prefill), len(prefill))):
+        for offset, text in enumerate(seg):
+            if DECODE in text or PREFILL in text:
+                _one(pipeline, parser, text, chunk.lineno + start + offset)
+        return
+    stats = pipeline.store.stats(chunk.source)
+    stats.counters["prefill_batches"] += len(prefill)
+    if rows is not None and run is not None:
+        found, order = rows
+        last = decode[-1]
+        ts = parser.prefix_epoch(last[: last.rfind(DECODE)])
+        pipeline.store.decode_rows(stats, run.settings, found, order, ts)

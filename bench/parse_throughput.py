@@ -1,0 +1,114 @@
+"""One-shot parse throughput against grep and mtail on the same file, in one run.
+
+Generates a realistic 1M-line SGLang log (half Decode lines, the rest Prefill,
+HTTP access lines and noise), then times ``acceptmon oneshot``, ``grep -c
+'accept len'`` and ``mtail --one_shot`` with a program extracting the same
+Decode fields. Prints each tool's median wall time over ``--repeat`` runs,
+lines/s, MB/s and peak RSS, and the ratios that matter. Timings on shared
+machines are noisy: read the ratios, not the seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.gen_log import generate
+
+MTAIL_PROGRAM = r"""
+counter decode_batches
+counter prefill_batches
+counter accept_len_sum
+counter verify_rounds
+gauge accept_len
+gauge accept_rate
+gauge running_requests
+/Decode batch.*#running-req: (?P<running>\d+).*accept len: (?P<al>\d+\.\d+), accept rate: (?P<ar>\d+\.\d+).*gen throughput \(token\/s\): (?P<thr>\d+\.\d+), #queue-req: (?P<q>\d+)/ {
+  decode_batches++
+  accept_len = $al
+  accept_rate = $ar
+  running_requests = $running
+  accept_len_sum += $al
+  verify_rounds += $running
+}
+/Prefill batch/ {
+  prefill_batches++
+}
+"""
+
+
+def timed(cmd: list[str]) -> tuple[float, int, bytes]:
+    """Wall seconds, peak RSS in KiB (of that child alone) and stdout."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        out.seek(0)
+        data = out.read()
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"{cmd[0]} failed with status {status}")
+    return elapsed, usage.ru_maxrss, data
+
+
+def measure(name: str, cmd: list[str], repeat: int) -> dict[str, float]:
+    runs = [timed(cmd) for _ in range(repeat)]
+    return {
+        "name": name,  # type: ignore[dict-item]
+        "seconds": statistics.median(r[0] for r in runs),
+        "rss_mb": max(r[1] for r in runs) / 1024,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--keep", help="write the generated log here and keep it")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="acceptmon-bench-"))
+    log = Path(args.keep) if args.keep else work / "big.log"
+    size = generate(str(log), args.lines) if not log.exists() else log.stat().st_size
+    prog_dir = work / "mtail"
+    prog_dir.mkdir()
+    (prog_dir / "accept.mtail").write_text(MTAIL_PROGRAM)
+    acceptmon = shutil.which("acceptmon") or str(Path(sys.executable).with_name("acceptmon"))
+    tools = [
+        ("acceptmon oneshot", [acceptmon, "oneshot", str(log)]),
+        ("grep -c", ["grep", "-c", "accept len", str(log)]),
+    ]
+    if shutil.which("mtail"):
+        tools.append(
+            ("mtail --one_shot", ["mtail", "--one_shot", "--progs", str(prog_dir), "--logs", str(log)])
+        )
+    else:
+        print("mtail not installed (Debian package mtail): its column is missing", file=sys.stderr)
+    results = {name: measure(name, cmd, args.repeat) for name, cmd in tools}
+    mb = size / 1e6
+    print(f"log: {args.lines:,} lines, {mb:.0f} MB; median of {args.repeat} runs each")
+    print(f"{'tool':<20}{'seconds':>9}{'lines/s':>14}{'MB/s':>9}{'peak RSS MB':>13}")
+    for r in results.values():
+        s = r["seconds"]
+        print(f"{r['name']:<20}{s:>9.2f}{args.lines / s:>14,.0f}{mb / s:>9.1f}{r['rss_mb']:>13.1f}")
+    ours = results["acceptmon oneshot"]["seconds"]
+    print(f"ratio: acceptmon is {ours / results['grep -c']['seconds']:.1f}x grep -c's time (target <= 15x)")
+    if "mtail --one_shot" in results:
+        print(
+            f"ratio: acceptmon is {results['mtail --one_shot']['seconds'] / ours:.1f}x faster than mtail (target >= 5x)"
+        )
+    print(f"peak RSS: acceptmon {results['acceptmon oneshot']['rss_mb']:.0f} MB (target <= 60 MB)")
+    shutil.rmtree(work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
