@@ -1,0 +1,42 @@
+"""Alerts that arrive once, say what changed, and never flood.
+
+The public surface the CLI and pipeline wire in:
+
+- ``parse_notify_config(section)`` → ``NotifyConfig`` (raises ``NotifyConfigError``)
+- ``check_notify_config(section)`` → list of human-readable problems (no URLs)
+- ``build_notifier(config, state_dir)`` → ``Notifier`` (``notify``, ``step``, ``stats``)
+- ``NotifyWorker(notifier)`` → background thread (``start``, ``notify``, ``stop``)
+- ``send_test_message(config)`` → ``(ok, message)`` for ``acceptmon notify-test``
+- ``build_slack_message`` / ``validate_blocks`` / ``build_webhook_payload``
+"""
+
+from acceptmon.notify.blockkit import validate_blocks
+from acceptmon.notify.config import ChannelConfig, NotifyConfig, NotifyConfigError, parse_notify_config
+from acceptmon.notify.notifier import Notifier, build_notifier
+from acceptmon.notify.queue import OUTCOMES, DeliveryQueue, Policy, QueueStats
+from acceptmon.notify.secret import Secret
+from acceptmon.notify.selftest import send_test_message
+from acceptmon.notify.slack import build_slack_message
+from acceptmon.notify.urls import check_notify_config
+from acceptmon.notify.webhook import build_webhook_payload
+from acceptmon.notify.worker import NotifyWorker
+
+__all__ = [
+    "OUTCOMES",
+    "ChannelConfig",
+    "DeliveryQueue",
+    "Notifier",
+    "NotifyConfig",
+    "NotifyConfigError",
+    "NotifyWorker",
+    "Policy",
+    "QueueStats",
+    "Secret",
+    "build_notifier",
+    "build_slack_message",
+    "build_webhook_payload",
+    "check_notify_config",
+    "parse_notify_config",
+    "send_test_message",
+    "validate_blocks",
+]

@@ -151,7 +151,8 @@ def _number(raw: Mapping[str, Any], key: str, where: str, problems: list[str]) -
     value = raw[key]
     ok_type = isinstance(value, int) if kind is int else isinstance(value, int | float)
     if isinstance(value, bool) or not ok_type or value < smallest:
-        problems.append(f"{where}.{key}: must be a {kind.__name__} >= {smallest:g}")
+        noun = "whole number" if kind is int else "number"
+        problems.append(f"{where}.{key}: must be a {noun} >= {smallest:g}")
         return ChannelConfig.__dataclass_fields__[key].default
     return kind(value)
 

@@ -43,13 +43,18 @@ def p_value(p: float | None) -> str:
     return f"p={p:.2g}" if p >= 0.001 else "p<0.001"
 
 
+def epoch(ts: datetime) -> float:
+    """Seconds since the epoch; a naive timestamp is taken as UTC, never as this host's zone."""
+    return (ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)).timestamp()
+
+
 def slack_date(ts: datetime | None) -> str:
     """Slack shows ``<!date^…>`` in the reader's time zone; the fallback is UTC."""
     if ts is None:
         return "unknown"
-    aware = ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
-    fallback = aware.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"<!date^{int(aware.timestamp())}^{{date_short_pretty}} {{time}}|{fallback}>"
+    seconds = epoch(ts)
+    fallback = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"<!date^{int(seconds)}^{{date_short_pretty}} {{time}}|{fallback}>"
 
 
 def duration(seconds: float) -> str:

@@ -11,6 +11,7 @@ from datetime import datetime
 from urllib.parse import quote
 
 from acceptmon.model import Finding
+from acceptmon.notify.fmt import epoch
 
 #: Fields a link template may use.
 LINK_FIELDS = ("source", "host", "rule", "severity", "key", "run_id", "model", "from_ms", "to_ms")
@@ -58,10 +59,10 @@ def render_links(templates: dict[str, str], finding: Finding, now: float, window
     for name, template in templates.items():
         try:
             out[name] = template.format_map(values)
-        except (KeyError, ValueError, IndexError):
+        except (KeyError, ValueError, IndexError, AttributeError):
             continue  # check_notify_config reports bad templates at start-up
     return out
 
 
 def _epoch(ts: datetime | None, default: float) -> float:
-    return ts.timestamp() if ts is not None else default
+    return epoch(ts) if ts is not None else default

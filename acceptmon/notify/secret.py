@@ -45,15 +45,20 @@ class Secret:
         return hash(self._value)
 
     def fragments(self) -> list[str]:
-        """The value and its path part: libraries sometimes quote only the path."""
-        parts = [self._value]
+        """Every form in which a library might quote the value, longest first.
+
+        Libraries quote the whole URL, only its path, or its repr (with control
+        characters escaped); the last path segment and the query are where
+        webhook tokens live, so those go too.
+        """
         try:
-            path = urlsplit(self._value).path
+            parts = urlsplit(self._value)
+            pieces = [parts.path, parts.query, parts.path.rsplit("/", 1)[-1]]
         except ValueError:
-            path = ""
-        if len(path) > 1:
-            parts.append(path)
-        return parts
+            pieces = []
+        forms = {self._value, *(p for p in pieces if len(p) >= 8)}
+        forms |= {repr(f)[1:-1] for f in forms}
+        return sorted(forms, key=len, reverse=True)
 
     def scrub(self, text: str) -> str:
         """``text`` without this secret, its URL path, or any other URL."""

@@ -7,6 +7,7 @@ why (the config keys that changed) and where to look next (links).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from acceptmon.model import Finding
@@ -55,19 +56,16 @@ def _firing_blocks(finding: Finding) -> list[Block]:
     ]
     lines = fmt.diff_lines(finding.diff)
     if lines:
-        title = f"*Config changes* ({len(lines)} keys)\n"
+        title = f"*Config changes* ({len(lines)} key{'s' if len(lines) != 1 else ''})\n"
         body = fmt.fit_lines(lines, MAX_SECTION_TEXT - len(title), _MAX_DIFF_LINES)
         blocks += [{"type": "divider"}, _section(title + body)]
     return blocks
 
 
 def _resolved_blocks(finding: Finding, now: float) -> list[Block]:
-    resolved = finding.resolved_at
+    resolved = finding.resolved_at or datetime.fromtimestamp(now, UTC)
     since = finding.first_seen
-    lasted = ""
-    if since is not None:
-        end = resolved.timestamp() if resolved is not None else now
-        lasted = f" after {fmt.duration(end - since.timestamp())}"
+    lasted = f" after {fmt.duration(fmt.epoch(resolved) - fmt.epoch(since))}" if since else ""
     keys = finding.changed_keys()
     text = f"Resolved {fmt.slack_date(resolved)}{lasted} (firing since {fmt.slack_date(since)})."
     if keys:
@@ -107,7 +105,7 @@ def _identity_fields(f: Finding) -> list[Block]:
     labels = dict(f.labels)
     fields = [
         _field("Host / source", f"{code(labels.get('host', '-'), 100)}\n{code(f.source, 300)}"),
-        _field("Since", fmt.slack_date(f.first_seen)),
+        _field("First seen", fmt.slack_date(f.first_seen)),
         _field("Model", code(labels.get("model", "unknown"), 200)),
         _field("Draft model", code(labels.get("draft_model", "unknown"), 200)),
     ]

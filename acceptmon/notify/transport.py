@@ -76,9 +76,14 @@ class HttpTransport:
 
     def _post(self, body: bytes, delivery_id: str) -> Response:
         parts = urlsplit(self._url.reveal())
-        conn_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        kwargs = {"context": ssl.create_default_context()} if parts.scheme == "https" else {}
-        conn = conn_type(parts.hostname or "", parts.port, timeout=self._timeout, **kwargs)  # type: ignore[arg-type]
+        conn: http.client.HTTPConnection
+        if parts.scheme == "https":
+            context = ssl.create_default_context()
+            conn = http.client.HTTPSConnection(
+                parts.hostname or "", parts.port, timeout=self._timeout, context=context
+            )
+        else:
+            conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=self._timeout)
         headers = {
             "Content-Type": "application/json; charset=utf-8",
             "User-Agent": f"acceptmon/{__version__}",

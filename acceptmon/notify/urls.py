@@ -59,7 +59,8 @@ def check_notify_config(section: Any, env: Mapping[str, str] | None = None) -> l
 
 
 def _load(channel: ChannelConfig, env: Mapping[str, str]) -> tuple[Secret | None, list[str]]:
-    what = f"{channel.kind} webhook URL from {origin(channel)}"
+    label = "slack webhook URL" if channel.kind == "slack" else "webhook URL"
+    what = f"{label} from {origin(channel)}"
     if channel.url_env:
         value = env.get(channel.url_env, "")
         if not value.strip():

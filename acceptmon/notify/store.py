@@ -1,0 +1,108 @@
+"""Pending messages on disk, one file each, so a crash loses none of them.
+
+One file per message makes every state change a single atomic step: a new
+message is a rename into place, a retry is a rename over it, a delivery is an
+unlink. Each is followed by an fsync of the directory so it survives power
+loss, not just a process kill. The directory never holds a webhook URL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("acceptmon.notify")
+
+_PREFIX, _SUFFIX = "m-", ".json"
+_LEDGER = "dedupe.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A rendered payload waiting for delivery; times are wall-clock epoch seconds."""
+
+    seq: int
+    delivery_id: str
+    key: str
+    state: str
+    body: dict[str, Any]
+    enqueued_at: float
+    attempts: int = 0
+    next_at: float = 0.0
+
+
+class MessageStore:
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    def load(self) -> tuple[list[Message], int]:
+        """Pending messages by sequence, and how many files were unreadable.
+
+        Unreadable files are renamed to ``*.corrupt`` so they are reported once
+        and kept for inspection rather than retried forever.
+        """
+        messages, bad = [], 0
+        for path in sorted(self.dir.glob(f"{_PREFIX}*{_SUFFIX}")):
+            try:
+                messages.append(Message(**json.loads(path.read_text(encoding="utf-8"))))
+            except (OSError, ValueError, TypeError):
+                bad += 1
+                self._quarantine(path)
+        for tmp in self.dir.glob(".tmp-*"):
+            tmp.unlink(missing_ok=True)  # a write interrupted by a crash; the original is intact
+        return sorted(messages, key=lambda m: m.seq), bad
+
+    def put(self, message: Message) -> None:
+        self._write(self._path(message.seq), json.dumps(asdict(message), ensure_ascii=False))
+
+    def remove(self, seq: int) -> None:
+        self._path(seq).unlink(missing_ok=True)
+        _fsync_dir(self.dir)
+
+    def load_ledger(self) -> dict[str, Any]:
+        path = self.dir / _LEDGER
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError):
+            log.warning("notify: dedupe state %s unreadable; starting afresh", path)
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save_ledger(self, data: dict[str, Any]) -> None:
+        self._write(self.dir / _LEDGER, json.dumps(data, ensure_ascii=False))
+
+    def _path(self, seq: int) -> Path:
+        return self.dir / f"{_PREFIX}{seq:012d}{_SUFFIX}"
+
+    def _write(self, path: Path, text: str) -> None:
+        tmp = path.with_name(f".tmp-{path.name}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            data = memoryview(text.encode("utf-8"))
+            while data:
+                data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        _fsync_dir(self.dir)
+
+    def _quarantine(self, path: Path) -> None:
+        with contextlib.suppress(OSError):
+            path.rename(path.with_suffix(".corrupt"))
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

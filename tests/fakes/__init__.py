@@ -1,0 +1,1 @@
+"""In-process imitations of external services for system tests."""
