@@ -24,13 +24,57 @@ def _oneshot(args: argparse.Namespace) -> int:
     pipeline = Pipeline(year_hint=oneshot.year_flag(args.year) if args.year else oneshot.mtime_hint)
     if args.format == "jsonl":
         pipeline.sinks.append(oneshot.write_jsonl(sys.stdout))
+    findings = oneshot.FindingLog(pipeline) if args.format == "findings" else None
     names = args.name or None
     problems = oneshot.run_files(pipeline, args.paths, names)
     if args.format == "prom":
         sys.stdout.write(oneshot.prom(pipeline))
+    elif findings is not None:
+        findings.write(sys.stdout)
     for problem in problems:
         print(f"acceptmon: cannot read {problem}", file=sys.stderr)
     return 1 if problems and len(problems) == len(args.paths) else 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from acceptmon import daemon
+    from acceptmon.config import ConfigError
+
+    overrides = {"listen": args.listen, "state_dir": args.state_dir}
+    if args.from_end:
+        overrides["read_from_beginning"] = False
+    try:
+        return daemon.run(args.config, args.sources, overrides)
+    except ConfigError as exc:
+        print(f"acceptmon: {exc}", file=sys.stderr)
+        return 2
+
+
+def _check_config(args: argparse.Namespace) -> int:
+    from acceptmon.config import ConfigError, load
+
+    try:
+        cfg = load(args.config, args.sources)
+    except ConfigError as exc:
+        print(f"acceptmon: {args.config}: {exc}", file=sys.stderr)
+        return 2
+    kinds = ", ".join(f"{s.name} ({s.kind})" for s in cfg.sources) or "none"
+    print(f"{args.config}: OK; listen {cfg.listen}, state {cfg.state_dir}; sources: {kinds}")
+    return 0
+
+
+def _notify_test(args: argparse.Namespace) -> int:
+    from acceptmon.config import ConfigError, load
+    from acceptmon.notify import NotifyConfigError, parse_notify_config, send_test_message
+
+    try:
+        cfg = load(args.config)
+        ok, message = send_test_message(parse_notify_config(cfg.notify))
+    except (ConfigError, NotifyConfigError) as exc:
+        print(f"acceptmon: {exc}", file=sys.stderr)
+        return 2
+    print(message, file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -59,7 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     one.add_argument("paths", nargs="+", metavar="PATH", help="log files; '-' reads standard input")
     one.add_argument(
-        "--format", choices=("prom", "jsonl"), default="prom", help="output format (default: prom)"
+        "--format",
+        choices=("prom", "jsonl", "findings"),
+        default="prom",
+        help="prom: the metrics the agent would serve (default); jsonl: one JSON object per record; "
+        "findings: one JSON object per detector finding",
     )
     one.add_argument(
         "--name",
@@ -73,6 +121,44 @@ def build_parser() -> argparse.ArgumentParser:
         help="year for vLLM's year-less timestamps (default: from each file's modification time)",
     )
     one.set_defaults(func=_oneshot)
+
+    run = sub.add_parser(
+        "run",
+        help="run the agent: follow logs, serve /metrics, detect drops, notify",
+        description="Follow SGLang/vLLM logs live and serve Prometheus metrics, /api/findings and "
+        "/api/runs. A SOURCE is a file path or glob (quote it), '-' for standard input, "
+        "journald:UNIT, or ssh://[user@]host[:port]/path. Positions and counters are checkpointed "
+        "in the state directory; SIGTERM checkpoints and exits, SIGHUP reloads the config.",
+    )
+    run.add_argument("sources", nargs="*", metavar="SOURCE", help="log sources in addition to the config's")
+    run.add_argument("--config", metavar="FILE", help="YAML config (see deploy/acceptmon.example.yaml)")
+    run.add_argument("--listen", metavar="HOST:PORT", help="where to serve HTTP (default 127.0.0.1:9469)")
+    run.add_argument(
+        "--state-dir", metavar="DIR", help="checkpoints and run snapshots (default /var/lib/acceptmon)"
+    )
+    run.add_argument(
+        "--from-end", action="store_true", help="with no checkpoint, start at the end of existing files"
+    )
+    run.set_defaults(func=_run)
+
+    check = sub.add_parser(
+        "check-config",
+        help="validate a config file and report every problem at once",
+        description="Validate a config file (and optional extra sources); exit 2 listing every problem. "
+        "Secrets such as webhook URLs are checked but never printed.",
+    )
+    check.add_argument("config", metavar="FILE")
+    check.add_argument("sources", nargs="*", metavar="SOURCE")
+    check.set_defaults(func=_check_config)
+
+    nt = sub.add_parser(
+        "notify-test",
+        help="send one sample alert through the configured notifiers",
+        description="Send one sample message to every notifier in the config's 'notify:' section, "
+        "to check the wiring. Exit 0 if delivered.",
+    )
+    nt.add_argument("--config", metavar="FILE", required=True)
+    nt.set_defaults(func=_notify_test)
 
     demo = sub.add_parser(
         "demo",

@@ -42,7 +42,8 @@ def _g(name: str, help_: str, labels: tuple[str, ...] = ("source",)) -> MetricDe
 
 
 #: Counter names are given without the ``_total`` suffix prometheus-client adds.
-CATALOGUE: tuple[MetricDef, ...] = (
+#: Metrics of the parsed logs: the same in one-shot output and on the agent.
+STORE_CATALOGUE: tuple[MetricDef, ...] = (
     _c("acceptmon_lines", "Log lines read."),
     _c("acceptmon_parse_errors", "Lines that looked like records but could not be read safely."),
     _c("acceptmon_decode_batches", "SGLang Decode batch lines (one per logging interval and rank)."),
@@ -90,6 +91,42 @@ CATALOGUE: tuple[MetricDef, ...] = (
         ),
     ),
 )
+
+#: The live agent's own health, findings and notifications.
+AGENT_CATALOGUE: tuple[MetricDef, ...] = (
+    _g("acceptmon_source_up", "1 while the source can be read (file present and readable, host reachable)."),
+    _c("acceptmon_source_read_bytes", "Bytes read from the source since the agent started."),
+    _c("acceptmon_source_rotations", "Rotations (rename, delete and recreate) seen."),
+    _c("acceptmon_source_truncations", "Truncations (copytruncate) seen."),
+    _g("acceptmon_source_lag_bytes", "Bytes written to the source but not yet read (file size - offset)."),
+    _g("acceptmon_source_open_files", "Files the source holds open."),
+    _c(
+        "acceptmon_source_errors",
+        "Source errors by kind (permission_denied, unreachable, auth, host_key, ...).",
+        ("source", "kind"),
+    ),
+    _g("acceptmon_checkpoint_age_seconds", "Seconds since the last successful checkpoint.", ()),
+    _c("acceptmon_checkpoint_errors", "Checkpoints that could not be written (disk full, permissions).", ()),
+    _g(
+        "acceptmon_finding_active",
+        "1 while a finding of this rule is firing for the source.",
+        ("rule", "source", "severity"),
+    ),
+    _c("acceptmon_findings", "Findings raised.", ("rule", "source", "severity")),
+    _c(
+        "acceptmon_notifications",
+        "Notifications by outcome (sent, retried, failed_permanent, dropped, deduped).",
+        ("notifier", "outcome"),
+    ),
+    _g("acceptmon_notify_queue_depth", "Notifications waiting to be delivered.", ("notifier",)),
+    _g(
+        "acceptmon_notify_oldest_pending_seconds",
+        "Age of the oldest undelivered notification.",
+        ("notifier",),
+    ),
+)
+
+CATALOGUE = STORE_CATALOGUE + AGENT_CATALOGUE
 
 BY_NAME = {m.name: m for m in CATALOGUE}
 
@@ -156,7 +193,7 @@ def _run_labels(source: str, s: SourceStats) -> list[str]:
     ]
 
 
-def _family(m: MetricDef) -> Metric:
+def family(m: MetricDef) -> Metric:
     if m.type == "counter":
         return CounterMetricFamily(m.name, m.help, labels=m.labels)
     if m.type == "gauge":
@@ -167,8 +204,8 @@ def _family(m: MetricDef) -> Metric:
 def store_metrics(store: Store) -> Iterator[Metric]:
     """Metric families for every source in ``store``, sorted for stable output."""
     items = sorted(store.sources.items())
-    for m in CATALOGUE:
-        fam = _family(m)
+    for m in STORE_CATALOGUE:
+        fam = family(m)
         for source, s in items:
             _add(fam, m, source, s)
         yield fam

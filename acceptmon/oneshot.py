@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import IO, Any
 
 from acceptmon.export import render
-from acceptmon.model import KIND, Chunk, Record, SpecSample
+from acceptmon.model import KIND, Chunk, DecodeSample, Finding, Record, SpecSample
 from acceptmon.pipeline import Pipeline, YearHint
 from acceptmon.sources.lines import LineSplitter
 
@@ -117,3 +117,30 @@ def year_flag(year: int) -> YearHint:
         return datetime(year, 12, 31, 23, 59, 59)
 
     return hint
+
+
+class FindingLog:
+    """Runs the detector after every record, as the agent would live, keeping each
+    finding's latest state (so a drop that a later revert resolved is still reported)."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        from acceptmon.detect import Detector
+
+        self.detector = Detector()
+        self.findings: dict[str, Finding] = {}
+        pipeline.tracker.on_run_start.append(self.detector.observe_run_start)
+        pipeline.sinks.append(self)
+
+    def __call__(self, record: Record) -> None:
+        self.detector.observe(record)
+        if isinstance(record, DecodeSample | SpecSample):
+            for finding in self.detector.evaluate():
+                self.findings[finding.key] = finding
+
+    def write(self, out: IO[str]) -> None:
+        from acceptmon.findings_json import finding_json
+
+        for finding in self.detector.evaluate():
+            self.findings[finding.key] = finding
+        for finding in self.findings.values():
+            out.write(json.dumps(finding_json(finding), allow_nan=False, default=str) + "\n")

@@ -20,8 +20,10 @@ from acceptmon.model import (
     ConfigSnapshot,
     Crash,
     DecodeSample,
+    Meta,
     Record,
     Run,
+    ServerReady,
     ServerStart,
     Shutdown,
     SpecParamsUpdate,
@@ -31,7 +33,8 @@ from acceptmon.model import (
 #: Server args that differ on every start and say nothing about acceptance.
 VOLATILE_ARGS = frozenset({"random_seed"})
 
-DraftReader = Callable[[str], "dict[str, Any] | None"]
+#: (source name, draft model path) → the draft model's config.json, or None.
+DraftReader = Callable[[str, str], "dict[str, Any] | None"]
 
 
 def settings_from_args(args: dict[str, Any]) -> SpecSettings:
@@ -173,7 +176,7 @@ class RunTracker:
         settings = settings_from_args(record.args)
         draft = None
         if self._read_draft is not None and settings.draft_model_path:
-            draft = self._read_draft(settings.draft_model_path)
+            draft = self._read_draft(record.meta.source, settings.draft_model_path)
         self._open(state, record.meta.source, record, snapshot(record.args, draft), settings)
 
     def _open(
@@ -203,6 +206,43 @@ class RunTracker:
         state.history = [*state.history[-(self._history - 1) :], run]
         for hook in self.on_run_start:
             hook(run)
+
+    def new_segment(self, source: str, draft: dict[str, Any] | None, watched: dict[str, Any]) -> Run | None:
+        """Watched files changed without a restart: open a segment if the snapshot differs."""
+        state = self._sources.get(source)
+        run = state.current if state else None
+        if state is None or run is None or run.config is None:
+            return None
+        config = snapshot(run.config.server_args, draft, watched, frozenset())
+        if config.hash == run.config.hash:
+            return None
+        marker = ServerReady(Meta(source, run.started_lineno, None))
+        self._open(state, source, marker, config, run.settings)
+        return state.current
+
+    def checkpoint(self) -> dict[str, Any]:
+        from acceptmon.runstate import run_to_dict
+
+        return {
+            name: {
+                "seq": st.seq,
+                "ended": st.ended,
+                "crashed": st.crashed,
+                "current": run_to_dict(st.current) if st.current else None,
+                "previous": run_to_dict(st.previous) if st.previous else None,
+            }
+            for name, st in self._sources.items()
+        }
+
+    def restore(self, data: dict[str, Any]) -> None:
+        from acceptmon.runstate import run_from_dict
+
+        for name, d in data.items():
+            st = self._sources[name] = SourceRuns(seq=int(d.get("seq", 0)))
+            st.ended, st.crashed = bool(d.get("ended")), bool(d.get("crashed"))
+            st.current = run_from_dict(d["current"]) if d.get("current") else None
+            st.previous = run_from_dict(d["previous"]) if d.get("previous") else None
+            st.history = [r for r in (st.previous, st.current) if r is not None]
 
     def _adapt(self, state: SourceRuns, update: SpecParamsUpdate) -> None:
         """Adaptive spec changed the active steps: chains draft steps tokens."""

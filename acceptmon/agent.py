@@ -1,0 +1,243 @@
+"""The long-running agent: sources → pipeline → detector → notifier, with checkpoints.
+
+One ingestion loop polls every source (polls never block: SSH sources do
+their network I/O on their own threads), feeds the pipeline and commits
+positions. Positions, counters and run state are checkpointed together,
+atomically, so a ``kill -9`` at any moment costs a re-read of the lines since
+the last checkpoint and nothing else: the re-read lines are counted onto the
+counters as they stood at that checkpoint, so each line counts exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from acceptmon.clock import Clock, EventWaker, SystemClock
+from acceptmon.config import Config, SourceConfig
+from acceptmon.detect import DetectConfig, Detector
+from acceptmon.draftconfig import read_draft_config
+from acceptmon.model import Finding, Run
+from acceptmon.pipeline import Pipeline
+from acceptmon.runs import RunTracker
+from acceptmon.runstate import SnapshotStore
+from acceptmon.sources import checkpoint, factory
+from acceptmon.sources.base import Source, SourceHealth
+from acceptmon.watched import WatchedFiles
+
+log = logging.getLogger("acceptmon.agent")
+
+CHECKPOINT_VERSION = 1
+
+
+class Agent:
+    def __init__(self, config: Config, clock: Clock | None = None) -> None:
+        self.config = config
+        self.clock = clock or SystemClock()
+        self.lock = threading.RLock()
+        self.waker = EventWaker()
+        self.state_dir = Path(config.state_dir)
+        self.snapshots = SnapshotStore(self.state_dir)
+        self.tracker = RunTracker(draft_reader=self._read_draft if config.read_draft_config else None)
+        self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now())
+        self.detector = Detector(DetectConfig.from_dict(config.detect))
+        self.pipeline.sinks.append(self.detector.observe)
+        self.tracker.on_run_start.append(self._run_started)
+        self.sources: dict[str, tuple[SourceConfig, Source]] = {}
+        self.findings: list[Finding] = []
+        self.raised: Counter[tuple[str, str, str]] = Counter()
+        self._fired: set[str] = set()
+        self._overlong: dict[str, int] = {}
+        self.watched = WatchedFiles(config.watch_files)
+        self.checkpoint_at: float | None = None
+        self.checkpoint_errors = 0
+        self._dirty = False
+        self.notify_worker: Any = None
+        self._saved: dict[str, Any] = {}
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Restore the checkpoint and open every configured source."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        saved = checkpoint.load(self.state_dir) or {}
+        if saved and saved.get("version") != CHECKPOINT_VERSION:
+            log.warning("checkpoint version %s not understood; starting afresh", saved.get("version"))
+            saved = {}
+        self._saved = saved.get("sources", {})
+        with self.lock:
+            self.pipeline.restore(saved.get("pipeline", {}))
+            self.tracker.restore(saved.get("runs", {}))
+        for cfg in self.config.sources:
+            self._add_source(cfg)
+        self._start_notifier()
+
+    def _add_source(self, cfg: SourceConfig) -> None:
+        source = factory.build(cfg, self.clock)
+        state = self._saved.get(cfg.name)
+        if state:
+            source.restore(state)
+        self.sources[cfg.name] = (cfg, source)
+        log.info("following %s as source %r", cfg.path, cfg.name)
+
+    def _start_notifier(self) -> None:
+        if not self.config.notify:
+            return
+        from acceptmon.notify import NotifyWorker, build_notifier, parse_notify_config
+
+        notifier = build_notifier(parse_notify_config(self.config.notify), self.state_dir / "notify")
+        self.notify_worker = NotifyWorker(notifier)
+        self.notify_worker.start()
+
+    def close(self) -> None:
+        """Drain what is readable now, checkpoint, and release everything."""
+        self.step()
+        self.evaluate()
+        self.save_checkpoint()
+        for _, source in self.sources.values():
+            source.close()
+        if self.notify_worker is not None:
+            self.notify_worker.stop()
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def step(self, budget: int = 64) -> int:
+        """Poll every source once (at most ``budget`` chunks each); return lines processed."""
+        total = 0
+        for name, (_, source) in list(self.sources.items()):
+            for _ in range(budget):
+                chunks = source.poll()
+                if not chunks:
+                    break
+                for chunk in chunks:
+                    with self.lock:
+                        self.pipeline.feed(chunk)
+                        source.commit(chunk)
+                        self._dirty = True
+                    total += len(chunk.lines)
+            self._count_overlong(name, source)
+        return total
+
+    def _count_overlong(self, name: str, source: Source) -> None:
+        over = source.health().overlong_lines
+        delta = over - self._overlong.get(name, 0)
+        if delta > 0:
+            with self.lock:
+                self.pipeline.count_overlong(name, delta)
+        self._overlong[name] = over
+
+    def run(self, stop: threading.Event, reload: threading.Event | None = None) -> None:
+        """Ingest until ``stop`` is set; ``reload`` asks for a config reload (SIGHUP)."""
+        next_checkpoint = next_eval = 0.0
+        while not stop.is_set():
+            busy = self.step() > 0
+            now = time.monotonic()
+            if self.watched.changed():
+                self._watched_changed()
+            if now >= next_eval:
+                self.evaluate()
+                next_eval = now + 1.0
+            if now >= next_checkpoint and self._dirty:
+                self.save_checkpoint()
+                next_checkpoint = now + self.config.checkpoint_interval
+            if reload is not None and reload.is_set():
+                reload.clear()
+                self.reload_requested()
+            if not busy:
+                self.waker.wait(self.config.poll_interval)
+
+    def reload_requested(self) -> None:
+        """Replaced by the daemon, which knows where the config came from."""
+
+    def reconfigure(self, config: Config) -> None:
+        """Apply a reloaded config: sources whose settings did not change keep their position."""
+        wanted = {s.name: s for s in config.sources}
+        with self.lock:
+            self._saved = self.checkpoint_state()["sources"]
+            for name, (old, source) in list(self.sources.items()):
+                if wanted.get(name) != old:
+                    source.close()
+                    del self.sources[name]
+            for name, cfg in wanted.items():
+                if name not in self.sources:
+                    self._add_source(cfg)
+            self.config = config
+            self.detector.config = DetectConfig.from_dict(config.detect)
+
+    # -- checkpoints ---------------------------------------------------------------------
+
+    def checkpoint_state(self) -> dict[str, Any]:
+        with self.lock:
+            sources = {name: src.checkpoint() for name, (_, src) in self.sources.items()}
+            return {
+                "version": CHECKPOINT_VERSION,
+                "sources": {**self._saved, **sources},
+                "pipeline": self.pipeline.checkpoint(),
+                "runs": self.tracker.checkpoint(),
+            }
+
+    def save_checkpoint(self) -> bool:
+        try:
+            with self.lock:
+                checkpoint.save(self.state_dir, self.checkpoint_state())
+                self._dirty = False
+        except OSError as exc:
+            self.checkpoint_errors += 1
+            log.error("cannot write checkpoint in %s: %s (will retry)", self.state_dir, exc)
+            return False
+        self.checkpoint_at = self.clock.now()
+        return True
+
+    # -- runs, configs, findings ---------------------------------------------------------
+
+    def _read_draft(self, source: str, draft_path: str) -> dict[str, Any] | None:
+        entry = self.sources.get(source)
+        reader = factory.host_reader(*entry) if entry else None
+        config = read_draft_config(draft_path, reader) if reader else read_draft_config(draft_path)
+        if entry and entry[0].kind != "ssh":
+            self.watched.follow_draft(source, draft_path)
+        return config
+
+    def _run_started(self, run: Run) -> None:
+        self.detector.observe_run_start(run)
+        try:
+            self.snapshots.save(run)
+        except OSError as exc:
+            log.error("cannot save run snapshot for %s %s: %s", run.source, run.run_id, exc)
+
+    def _watched_changed(self) -> None:
+        """A watched file (or a draft config.json) changed without a restart."""
+        with self.lock:
+            for source in self.tracker.sources():
+                run = self.tracker.current(source)
+                draft_path = run.settings.draft_model_path if run else None
+                draft = self._read_draft(source, draft_path) if draft_path else None
+                opened = self.tracker.new_segment(source, draft, self.watched.snapshot())
+                if opened is not None:
+                    log.warning(
+                        "config of %s changed without a restart: new segment %s", source, opened.run_id
+                    )
+
+    def evaluate(self) -> list[Finding]:
+        with self.lock:
+            findings = self.detector.evaluate(datetime.now())
+        for f in findings:
+            if f.active and f.key not in self._fired:
+                self._fired.add(f.key)
+                self.raised[(f.rule, f.source, f.severity)] += 1
+                log.warning("finding %s (%s) on %s: %s", f.rule, f.severity, f.source, f.summary)
+            if self.notify_worker is not None:
+                self.notify_worker.notify(f)
+        self.findings = findings
+        return findings
+
+    def health(self) -> dict[str, SourceHealth]:
+        return {name: src.health() for name, (_, src) in self.sources.items()}
+
+    def checkpoint_age(self) -> float | None:
+        return None if self.checkpoint_at is None else max(0.0, self.clock.now() - self.checkpoint_at)

@@ -1,0 +1,21 @@
+"""Acceptance-regression detection: runs and samples in, findings out (pure, no I/O)."""
+
+from acceptmon.detect.config import DetectConfig, Floor
+from acceptmon.detect.detector import Detector
+from acceptmon.detect.findings import COLLAPSED, DRIFT, DROP, FLOOR, STALLED
+from acceptmon.detect.source import SourceStatus
+
+RULES = (DROP, COLLAPSED, FLOOR, DRIFT, STALLED)
+
+__all__ = [
+    "COLLAPSED",
+    "DRIFT",
+    "DROP",
+    "FLOOR",
+    "RULES",
+    "STALLED",
+    "DetectConfig",
+    "Detector",
+    "Floor",
+    "SourceStatus",
+]

@@ -1,0 +1,149 @@
+"""Findings: their keys, the one-sentence summaries, and a bounded book of them per source."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from acceptmon.detect.compare import Comparison, Level
+from acceptmon.detect.series import rate_from_len
+from acceptmon.model import ConfigDiff, Finding, Run
+
+DROP = "acceptance_drop_after_change"
+COLLAPSED = "speculation_collapsed"
+FLOOR = "acceptance_below_floor"
+DRIFT = "acceptance_drift"
+STALLED = "log_stalled"
+
+NO_CHANGE = "a restart with no config change visible in server_args or draft config.json"
+
+_MISSING = object()
+
+
+def change_key(source: str, baseline_run_id: str, run_id: str) -> str:
+    return f"{DROP}:{source}:{baseline_run_id}->{run_id}"
+
+
+def source_key(rule: str, source: str, run_id: str | None = None) -> str:
+    """Keys of conditions that outlive a restart leave the run out, so a restart does not re-alert."""
+    return f"{rule}:{source}" if run_id is None else f"{rule}:{source}:{run_id}"
+
+
+def compose(diffs: Sequence[ConfigDiff | None]) -> ConfigDiff | None:
+    """The net diff of consecutive diffs (a key changed and changed back drops out)."""
+    net: dict[str, tuple[Any, Any]] = {}
+    for d in diffs:
+        if d is None:
+            continue
+        for key, old, new in d.changed:
+            net[key] = (net[key][0] if key in net else old, new)
+        for key, new in d.added:
+            net[key] = (net[key][0] if key in net else _MISSING, new)
+        for key, old in d.removed:
+            net[key] = (net[key][0] if key in net else old, _MISSING)
+    out = ConfigDiff(
+        changed=tuple(
+            (k, a, b) for k, (a, b) in net.items() if a is not _MISSING and b is not _MISSING and a != b
+        ),
+        added=tuple((k, b) for k, (a, b) in net.items() if a is _MISSING and b is not _MISSING),
+        removed=tuple((k, a) for k, (a, b) in net.items() if b is _MISSING and a is not _MISSING),
+    )
+    return out or None
+
+
+def _what_changed(diff: ConfigDiff | None) -> str:
+    if not diff:
+        return NO_CHANGE
+    keys = diff.keys()
+    more = f" and {len(keys) - 3} more" if len(keys) > 3 else ""
+    return "a config change to " + ", ".join(keys[:3]) + more
+
+
+def _rate(level: Level, slots: int | None) -> float | None:
+    rate = rate_from_len(level.value, slots)
+    return None if rate is None else round(rate, 4)
+
+
+def drop_finding(
+    run: Run, baseline: Run, cmp: Comparison, diff: ConfigDiff | None, slots: tuple[int | None, int | None]
+) -> Finding:
+    """The critical finding for a run whose acceptance fell against its baseline run."""
+    b_rate, a_rate = _rate(cmp.before, slots[0]), _rate(cmp.after, slots[1])
+    rates = f" (accept rate {b_rate:.2f} → {a_rate:.2f})" if b_rate is not None and a_rate is not None else ""
+    summary = (
+        f"accept len on {run.source} fell {cmp.drop:.0%} after {_what_changed(diff)}: median "
+        f"{cmp.before.value:.2f} → {cmp.after.value:.2f}{rates}, p = {cmp.p_value:.1e} over "
+        f"{cmp.before_n} vs {cmp.after_n} intervals"
+    )
+    return Finding(
+        rule=DROP,
+        severity="critical",
+        source=run.source,
+        run_id=run.run_id,
+        baseline_run_id=baseline.run_id,
+        summary=summary,
+        first_seen=None,
+        key=change_key(run.source, baseline.run_id, run.run_id),
+        before_accept_len=round(cmp.before.value, 4),
+        after_accept_len=round(cmp.after.value, 4),
+        before_accept_rate=b_rate,
+        after_accept_rate=a_rate,
+        before_ci=(round(cmp.before.low, 4), round(cmp.before.high, 4)),
+        after_ci=(round(cmp.after.low, 4), round(cmp.after.high, 4)),
+        before_n=cmp.before_n,
+        after_n=cmp.after_n,
+        p_value=cmp.p_value,
+        diff=diff,
+    )
+
+
+def simple_finding(rule: str, run: Run, summary: str, key: str, after_len: float | None = None) -> Finding:
+    """A finding of a rule that looks at one run only."""
+    return Finding(
+        rule=rule,
+        severity="critical" if rule == COLLAPSED else "warning",
+        source=run.source,
+        run_id=run.run_id,
+        baseline_run_id=None,
+        summary=summary,
+        first_seen=None,
+        key=key,
+        after_accept_len=None if after_len is None else round(after_len, 4),
+        diff=run.diff,
+    )
+
+
+class Book:
+    """The findings of one source by key; resolved ones are kept, at most ``max_resolved``."""
+
+    __slots__ = ("_items", "_max_resolved")
+
+    def __init__(self, max_resolved: int) -> None:
+        self._items: dict[str, Finding] = {}
+        self._max_resolved = max_resolved
+
+    def active(self, key: str) -> bool:
+        f = self._items.get(key)
+        return f is not None and f.active
+
+    def active_keys(self, rule: str) -> list[str]:
+        return [k for k, f in self._items.items() if f.active and f.rule == rule]
+
+    def fire(self, finding: Finding, at: datetime | None) -> None:
+        """Record a new or re-opened finding (same key, fresh episode)."""
+        self._items.pop(finding.key, None)
+        self._items[finding.key] = replace(finding, first_seen=at, active=True, resolved_at=None)
+
+    def resolve(self, key: str, at: datetime | None) -> None:
+        f = self._items.get(key)
+        if f is None or not f.active:
+            return
+        self._items[key] = replace(f, active=False, resolved_at=at)
+        resolved = [k for k, g in self._items.items() if not g.active]
+        for k in resolved[: max(0, len(resolved) - self._max_resolved)]:
+            del self._items[k]
+
+    def all(self) -> list[Finding]:
+        return list(self._items.values())

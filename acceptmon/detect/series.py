@@ -1,0 +1,157 @@
+"""Decode and vLLM spec samples → one series of points, and bounded windows of them.
+
+Both servers end up as ``Point(ts, accept_len, weight, …)``. The windows keep
+per-load-bucket histograms of accept len in hundredths (SGLang's printed
+precision), so their memory is bounded by the window length and their
+statistics by the number of distinct values.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from acceptmon.model import DecodeSample, SpecSample
+
+#: load bucket → {accept len in hundredths: count}
+Strata = dict[int, dict[int, int]]
+
+#: The bucket of intervals whose load is unknown (vLLM spec lines).
+UNKNOWN_LOAD = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One logging interval. ``weight`` is the number of request-rounds it averages
+    (SGLang: running requests; vLLM: drafts), ``running`` is None when unknown."""
+
+    ts: datetime | None
+    accept_len: float | None
+    weight: float
+    running: int | None
+    queued: int | None
+    accept_rate: float | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether requests were decoding: only then does accept len mean anything."""
+        return self.running > 0 if self.running is not None else self.weight > 0
+
+
+def rate_from_len(accept_len: float | None, slots: int | None) -> float | None:
+    """Fraction of draft tokens accepted, bonus token excluded (SGLang ≥0.5.11 definition)."""
+    if accept_len is None or not slots:
+        return None
+    return (accept_len - 1.0) / slots
+
+
+def decode_point(s: DecodeSample, slots: int | None) -> Point:
+    rate = s.accept_rate if s.accept_rate is not None else rate_from_len(s.accept_len, slots)
+    return Point(s.meta.ts, s.accept_len, float(s.running_req), s.running_req, s.queue_req, rate)
+
+
+def spec_counts(s: SpecSample, prev: SpecSample | None) -> tuple[int, int] | None:
+    """(accepted, drafted) tokens of this interval; v0 lines are cumulative since start."""
+    if s.accepted_tokens is None or s.drafted_tokens is None:
+        return None
+    if not s.cumulative:
+        return s.accepted_tokens, s.drafted_tokens
+    if prev is None or prev.accepted_tokens is None or prev.drafted_tokens is None:
+        return None
+    acc, dra = s.accepted_tokens - prev.accepted_tokens, s.drafted_tokens - prev.drafted_tokens
+    return (acc, dra) if acc >= 0 and dra >= 0 else None
+
+
+def spec_point(s: SpecSample, prev: SpecSample | None, slots: int | None) -> Point | None:
+    """accept len = 1 + k·accepted/drafted: each draft proposes k tokens (vLLM's definition)."""
+    k = s.num_spec_tokens or slots
+    counts = spec_counts(s, prev)
+    if counts is None:
+        if s.cumulative or s.accept_len is None:
+            return None
+        rate = s.accept_rate if s.accept_rate is not None else rate_from_len(s.accept_len, k)
+        return Point(s.meta.ts, s.accept_len, 1.0, None, None, rate)
+    acc, drafted = counts
+    if drafted == 0:
+        return Point(s.meta.ts, None, 0.0, None, None)
+    rate = acc / drafted
+    if s.accept_len is not None and not s.cumulative:
+        length: float | None = s.accept_len
+    else:
+        length = 1.0 + k * rate if k else None
+    return Point(s.meta.ts, length, drafted / k if k else float(drafted), None, None, rate)
+
+
+def load_bucket(running: int | None, edges: Sequence[int]) -> int:
+    """Index of the load stratum: buckets split at ``edges`` (e.g. 1–3, 4–15, 16–63, 64+)."""
+    return UNKNOWN_LOAD if running is None else bisect_right(edges, running)
+
+
+def centi(accept_len: float) -> int:
+    return round(accept_len * 100)
+
+
+class Hists:
+    """Per-bucket histograms of accept len (hundredths) with a running count."""
+
+    __slots__ = ("n", "strata")
+
+    def __init__(self) -> None:
+        self.strata: Strata = {}
+        self.n = 0
+
+    def add(self, bucket: int, value: int) -> None:
+        h = self.strata.setdefault(bucket, {})
+        h[value] = h.get(value, 0) + 1
+        self.n += 1
+
+    def remove(self, bucket: int, value: int) -> None:
+        h = self.strata[bucket]
+        if h[value] == 1:
+            del h[value]
+            if not h:
+                del self.strata[bucket]
+        else:
+            h[value] -= 1
+        self.n -= 1
+
+    def copy(self) -> Strata:
+        return {b: dict(h) for b, h in self.strata.items()}
+
+
+class Sliding(Hists):
+    """The last ``size`` intervals: the baseline a run leaves behind, or its recent state."""
+
+    __slots__ = ("_items", "_size")
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self._items: deque[tuple[int, int]] = deque()
+        self._size = size
+
+    def add(self, bucket: int, value: int) -> None:
+        if len(self._items) == self._size:
+            self.remove(*self._items.popleft())
+        self._items.append((bucket, value))
+        super().add(bucket, value)
+
+
+class Head(Hists):
+    """The first ``size`` intervals of a run: what a config change is judged on."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    @property
+    def full(self) -> bool:
+        return self.n >= self.size
+
+    def add(self, bucket: int, value: int) -> None:
+        if not self.full:
+            super().add(bucket, value)

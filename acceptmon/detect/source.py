@@ -1,0 +1,266 @@
+"""The detector's state for one source: current run, baseline, rule watchers, findings.
+
+Memory is bounded per source: three windows (the first ``head`` intervals of
+the current run, its last ``window``, which becomes the next run's baseline,
+and its last ``recent``), one frozen baseline, the baselines of at most
+``MAX_OPEN_DROPS`` open drop findings, and the capped finding book.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from acceptmon.detect.compare import Comparison, compare
+from acceptmon.detect.config import DetectConfig, Floor
+from acceptmon.detect.findings import (
+    COLLAPSED,
+    DRIFT,
+    FLOOR,
+    STALLED,
+    Book,
+    compose,
+    drop_finding,
+    simple_finding,
+    source_key,
+)
+from acceptmon.detect.series import Head, Point, Sliding, Strata, centi, decode_point, load_bucket, spec_point
+from acceptmon.detect.watch import Drift, Persistence, Transition, stall_reason
+from acceptmon.model import ConfigDiff, DecodeSample, Finding, Run, SpecSample, SpecSettings
+
+#: Open drop findings whose baselines are kept for the recovery check; the oldest beyond it is closed.
+MAX_OPEN_DROPS = 8
+#: Re-check recovery every this many new intervals (the comparison is the costly part).
+RECHECK = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The last window of a finished run, frozen: what later runs are judged against."""
+
+    run: Run
+    strata: Strata
+    slots: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStatus:
+    """How far the detector has got with a source's current run (for metrics and the bench)."""
+
+    run_id: str
+    intervals: int
+    used: int
+    baseline_run_id: str | None
+    decided: bool
+
+
+def regressed(c: Comparison | None, cfg: DetectConfig) -> bool:
+    """Significant (one-sided, alpha) and large enough (relative drop ≥ min_drop) on enough data."""
+    return (
+        c is not None
+        and c.after_n >= cfg.min_after
+        and c.before_n >= cfg.min_before
+        and c.p_value < cfg.alpha
+        and c.drop >= cfg.min_drop
+    )
+
+
+def recovered(c: Comparison | None, cfg: DetectConfig) -> bool:
+    return c is not None and c.after_n >= cfg.min_after and c.drop <= cfg.resolve_drop
+
+
+def below(point: Point, floor: Floor) -> bool:
+    length, rate = point.accept_len, point.accept_rate
+    return (floor.accept_len is not None and length is not None and length < floor.accept_len) or (
+        floor.accept_rate is not None and rate is not None and rate < floor.accept_rate
+    )
+
+
+class RunData:
+    """What the current run has shown so far, and its per-run watchers."""
+
+    def __init__(self, run: Run, cfg: DetectConfig, collapsed: bool, floored: bool) -> None:
+        self.run = run
+        self.seen = 0  # busy intervals with an accept len
+        self.used = 0  # of those, after the warm-up
+        self.warm = False
+        self.head, self.tail, self.recent = Head(cfg.head), Sliding(cfg.window), Sliding(cfg.recent)
+        self.decided = False
+        self.tested_at = 0
+        self.checked_at = 0
+        self.slots = run.settings.draft_slots()
+        self.floor_cfg = cfg.floor_for(run.source, run.settings)
+        self.collapse = Persistence(cfg.collapse_intervals, 1.0, collapsed)
+        self.floor = Persistence(cfg.floor_intervals, cfg.floor_fraction, floored)
+        self.drift = Drift(cfg.drift_min_drop, cfg.drift_threshold, cfg.drift_ref_intervals)
+
+
+class SourceState:
+    """Feeds one source's runs and samples to the rules and keeps their findings."""
+
+    def __init__(self, source: str, cfg: DetectConfig) -> None:
+        self.source, self.cfg = source, cfg
+        self.book = Book(cfg.max_resolved)
+        self.current = RunData(Run(source, "unknown", None, 0, None, SpecSettings()), cfg, False, False)
+        self.baseline: Baseline | None = None
+        self.pending: list[ConfigDiff | None] = []  # diffs since the baseline run, current included
+        self.refs: dict[str, Baseline] = {}  # open drop finding → the baseline it is judged against
+        self.last: Point | None = None
+        self.last_ts: datetime | None = None
+        self.spec_prev: dict[int | None, SpecSample] = {}
+
+    def status(self) -> SourceStatus:
+        c, b = self.current, self.baseline
+        return SourceStatus(c.run.run_id, c.seen, c.used, b.run.run_id if b else None, c.decided)
+
+    def start_run(self, run: Run) -> None:
+        """A new run: the old one becomes the baseline if it has enough data after warm-up."""
+        old = self.current
+        if old.tail.n >= self.cfg.min_before:
+            self.baseline = Baseline(old.run, old.tail.copy(), old.slots)
+            self.pending = []
+        if run.previous_run_id is None:
+            self.baseline, self.pending = None, []
+        self.pending.append(run.diff)
+        self.book.resolve(source_key(DRIFT, self.source, old.run.run_id), self.last_ts)
+        self.book.resolve(source_key(STALLED, self.source), run.started or self.last_ts)
+        collapsed = self.book.active(source_key(COLLAPSED, self.source))
+        floored = self.book.active(source_key(FLOOR, self.source))
+        self.current = RunData(run, self.cfg, collapsed, floored)
+        self.spec_prev.clear()
+        self.last = None
+
+    def stop(self, ts: datetime | None) -> None:
+        """A graceful shutdown: silence until the next run is expected, not a stall."""
+        self.last = None
+        self.book.resolve(source_key(STALLED, self.source), ts or self.last_ts)
+
+    def observe(self, sample: DecodeSample | SpecSample) -> None:
+        point = self._point(sample)
+        if point is None:
+            return
+        if point.ts is not None:
+            self.last_ts = point.ts if self.last_ts is None else max(self.last_ts, point.ts)
+            self.book.resolve(source_key(STALLED, self.source), point.ts)
+        self.last = point
+        if point.accept_len is not None and point.busy:
+            self._accept(point, point.accept_len)
+
+    def _point(self, sample: DecodeSample | SpecSample) -> Point | None:
+        if isinstance(sample, DecodeSample):
+            return decode_point(sample, self.current.slots)
+        prev = self.spec_prev.get(sample.engine)
+        if sample.cumulative:
+            self.spec_prev[sample.engine] = sample
+        if self.current.slots is None and sample.num_spec_tokens:
+            self.current.slots = sample.num_spec_tokens
+        return spec_point(sample, prev, self.current.slots)
+
+    def _accept(self, point: Point, length: float) -> None:
+        rd, cfg = self.current, self.cfg
+        rd.seen += 1
+        self._apply(rd.collapse.step(length <= cfg.collapse_max_len), COLLAPSED, point)
+        if not rd.warm:
+            rd.warm = rd.seen > cfg.warmup_intervals and (
+                not point.queued or rd.seen > cfg.warmup_max_intervals
+            )
+            if not rd.warm:
+                return
+        bucket, value = load_bucket(point.running, cfg.load_buckets), centi(length)
+        rd.used += 1
+        for window in (rd.head, rd.tail, rd.recent):
+            window.add(bucket, value)
+        if rd.floor_cfg:
+            self._apply(rd.floor.step(below(point, rd.floor_cfg)), FLOOR, point)
+        self._apply(rd.drift.step(bucket, length), DRIFT, point)
+
+    def _apply(self, t: Transition, rule: str, point: Point) -> None:
+        key = source_key(rule, self.source, self.current.run.run_id if rule == DRIFT else None)
+        if t == "fire":
+            self.book.fire(
+                simple_finding(rule, self.current.run, self._say(rule, point), key, point.accept_len),
+                point.ts,
+            )
+        elif t == "resolve":
+            self.book.resolve(key, point.ts)
+
+    def _say(self, rule: str, point: Point) -> str:
+        rd, cfg, src = self.current, self.cfg, self.source
+        if rule == COLLAPSED:
+            return (
+                f"speculative decoding on {src} is effectively off: accept len ≤ {cfg.collapse_max_len:.2f} "
+                f"for {cfg.collapse_intervals} intervals in a row while requests were running"
+            )
+        if rule == FLOOR:
+            f = rd.floor_cfg
+            parts = [
+                f"accept len {f.accept_len:.2f}" if f.accept_len is not None else "",
+                f"accept rate {f.accept_rate:.2f}" if f.accept_rate is not None else "",
+            ]
+            return (
+                f"acceptance on {src} was below its floor ({' / '.join(p for p in parts if p)}) in "
+                f"{rd.floor.bad} of the last {cfg.floor_intervals} intervals (last accept len {point.accept_len:.2f})"
+            )
+        ref = rd.drift.reference() or 0.0
+        return (
+            f"accept len on {src} drifted about {rd.drift.level:.0%} below its level at the start of run "
+            f"{rd.run.run_id} (reference {ref:.2f}, last {point.accept_len:.2f})"
+        )
+
+    def evaluate(self, now: datetime | None) -> list[Finding]:
+        self._stall(now)
+        self._test_change()
+        self._check_recovery()
+        return self.book.all()
+
+    def _stall(self, now: datetime | None) -> None:
+        key = source_key(STALLED, self.source)
+        last, cfg = self.last, self.cfg
+        if now is None or last is None or self.last_ts is None or self.book.active(key):
+            return
+        gap = (now - self.last_ts).total_seconds()
+        reason = stall_reason(last, gap, cfg.stall_s, cfg.stall_min_running, cfg.silent_s)
+        if not reason:
+            return
+        minutes = f"{gap / 60:.0f} min" if gap >= 120 else f"{gap:.0f} s"
+        if reason == "silent":
+            text = f"{self.source} has written no Decode line for {minutes}"
+        else:
+            text = (
+                f"{self.source} stopped writing Decode lines {minutes} ago while {last.running} requests "
+                f"were running and {last.queued} queued"
+            )
+        self.book.fire(simple_finding(STALLED, self.current.run, text, key), now)
+
+    def _test_change(self) -> None:
+        """Test the head of the run against the baseline, often early, then every n/32 intervals."""
+        rd, base, cfg = self.current, self.baseline, self.cfg
+        if base is None or rd.decided:
+            return
+        n = rd.head.n
+        due = n - rd.tested_at >= max(1, n // 32) or (rd.head.full and rd.tested_at != n)
+        if n < cfg.min_after or not due:
+            return
+        rd.tested_at = n
+        cmp = compare(base.strata, rd.head.strata, cfg.min_stratum)
+        if cmp is not None and regressed(cmp, cfg):
+            finding = drop_finding(rd.run, base.run, cmp, compose(self.pending), (base.slots, rd.slots))
+            self.book.fire(finding, self.last_ts)
+            self.refs[finding.key] = base
+            if len(self.refs) > MAX_OPEN_DROPS:
+                self.book.resolve(next(iter(self.refs)), self.last_ts)
+                del self.refs[next(iter(self.refs))]
+            rd.decided = True
+        elif rd.head.full:
+            rd.decided = True
+
+    def _check_recovery(self) -> None:
+        """An open drop resolves once the recent intervals are back near its baseline, in any run."""
+        rd = self.current
+        if not self.refs or rd.used - rd.checked_at < RECHECK:
+            return
+        rd.checked_at = rd.used
+        for key, base in list(self.refs.items()):
+            if recovered(compare(base.strata, rd.recent.strata, self.cfg.min_stratum), self.cfg):
+                self.book.resolve(key, self.last_ts)
+                del self.refs[key]

@@ -1,0 +1,113 @@
+"""Small per-interval state machines behind the fast rules, each O(1) per interval."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Literal
+
+from acceptmon.detect.series import Point
+from acceptmon.detect.stats import median
+
+Transition = Literal["fire", "resolve"] | None
+
+
+class Persistence:
+    """Fires once ≥ ``fraction`` of the last ``n`` intervals were bad, resolves once ≤ 1 − fraction were.
+
+    The gap between the two thresholds is hysteresis, so a level hovering at a
+    threshold does not flap. ``active`` may start true so that a condition
+    carried over a restart resolves only when the new run shows it is gone.
+    """
+
+    __slots__ = ("_bad", "_clear", "_fire", "_flags", "active")
+
+    def __init__(self, n: int, fraction: float, active: bool = False) -> None:
+        self._flags: deque[bool] = deque(maxlen=n)
+        self._bad = 0
+        self._fire = max(1, math.ceil(fraction * n - 1e-9))
+        self._clear = n - self._fire
+        self.active = active
+
+    @property
+    def bad(self) -> int:
+        return self._bad
+
+    def step(self, bad: bool) -> Transition:
+        if len(self._flags) == self._flags.maxlen:
+            self._bad -= self._flags[0]
+        self._flags.append(bad)
+        self._bad += bad
+        if len(self._flags) < (self._flags.maxlen or 0):
+            return None
+        if not self.active and self._bad >= self._fire:
+            self.active = True
+            return "fire"
+        if self.active and self._bad <= self._clear:
+            self.active = False
+            return "resolve"
+        return None
+
+
+class Drift:
+    """One-sided CUSUM of the relative shortfall of accept len below its reference.
+
+    The reference of each load bucket is the median of the run's first
+    ``ref_n`` intervals in that bucket, so load swings compare like with like.
+    Each interval adds (shortfall − ``min_drop``): a level that sits less than
+    ``min_drop`` below the reference (prompt-mix shifts of ±5–8%) drifts the
+    sum back to zero, while a sustained larger drop accumulates to
+    ``threshold``. Shortfalls are clipped so a single freak interval cannot
+    fire it, and the sum is capped so a recovery resolves in bounded time.
+    """
+
+    __slots__ = ("_learning", "_refs", "active", "level", "min_drop", "ref_n", "sum", "threshold")
+
+    def __init__(self, min_drop: float, threshold: float, ref_n: int) -> None:
+        self.min_drop, self.threshold, self.ref_n = min_drop, threshold, ref_n
+        self._refs: dict[int, float] = {}
+        self._learning: dict[int, list[float]] = {}
+        self.sum = 0.0
+        self.level = 0.0  # smoothed recent shortfall, for the summary
+        self.active = False
+
+    def reference(self) -> float | None:
+        """The mean reference over buckets seen, for reporting."""
+        return sum(self._refs.values()) / len(self._refs) if self._refs else None
+
+    def step(self, bucket: int, value: float) -> Transition:
+        ref = self._refs.get(bucket)
+        if ref is None:
+            seen = self._learning.setdefault(bucket, [])
+            seen.append(value)
+            if len(seen) >= self.ref_n:
+                self._refs[bucket] = median(seen)
+                del self._learning[bucket]
+            return None
+        short = min(0.5, max(-0.5, (ref - value) / ref))
+        self.level += 0.05 * (short - self.level)
+        self.sum = min(2 * self.threshold, max(0.0, self.sum + short - self.min_drop))
+        if not self.active and self.sum >= self.threshold:
+            self.active = True
+            return "fire"
+        if self.active and self.sum == 0.0:
+            self.active = False
+            return "resolve"
+        return None
+
+
+def stall_reason(last: Point, gap_s: float, stall_s: float, min_running: int, silent_s: float | None) -> str:
+    """Why the silence since ``last`` is alarming, or "" when it is not.
+
+    SGLang prints a Decode line only while decoding, so the last line before a
+    server goes idle nearly always shows a request or two still running: a
+    silence after ``running < min_running`` and an empty queue is most likely
+    idleness, not a hang. A queued request, or a full batch, cannot just vanish.
+    """
+    if silent_s is not None and gap_s > silent_s:
+        return "silent"
+    if gap_s <= stall_s:
+        return ""
+    if (last.queued or 0) > 0 or (last.running or 0) >= min_running:
+        return "busy"
+    return ""

@@ -1,0 +1,77 @@
+"""Metric families for the live agent: sources, checkpoints, findings, notifications."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from prometheus_client.core import Metric
+
+from acceptmon.export import BY_NAME, family
+from acceptmon.model import Finding
+from acceptmon.sources.base import SourceHealth
+
+
+def _fam(name: str) -> Any:
+    return family(BY_NAME[name])
+
+
+def source_metrics(health: Mapping[str, SourceHealth]) -> Iterator[Metric]:
+    names = sorted(health)
+    simple = (
+        ("acceptmon_source_up", lambda h: 1.0 if h.up else 0.0),
+        ("acceptmon_source_read_bytes", lambda h: h.bytes_read),
+        ("acceptmon_source_rotations", lambda h: h.rotations),
+        ("acceptmon_source_truncations", lambda h: h.truncations),
+        ("acceptmon_source_lag_bytes", lambda h: h.lag_bytes),
+        ("acceptmon_source_open_files", lambda h: h.open_files),
+    )
+    for metric, value in simple:
+        fam = _fam(metric)
+        for name in names:
+            fam.add_metric([name], float(value(health[name])))
+        yield fam
+    errors = _fam("acceptmon_source_errors")
+    for name in names:
+        for kind, count in sorted(health[name].errors):
+            errors.add_metric([name, kind], float(count))
+    yield errors
+
+
+def checkpoint_metrics(age: float | None, errors: int) -> Iterator[Metric]:
+    age_fam = _fam("acceptmon_checkpoint_age_seconds")
+    if age is not None:
+        age_fam.add_metric([], age)
+    yield age_fam
+    err = _fam("acceptmon_checkpoint_errors")
+    err.add_metric([], float(errors))
+    yield err
+
+
+def finding_metrics(findings: list[Finding], raised: Mapping[tuple[str, str, str], int]) -> Iterator[Metric]:
+    active = _fam("acceptmon_finding_active")
+    firing: dict[tuple[str, str, str], float] = {key: 0.0 for key in raised}
+    for f in findings:
+        key = (f.rule, f.source, f.severity)
+        firing[key] = max(firing.get(key, 0.0), 1.0 if f.active else 0.0)
+    for key in sorted(firing):
+        active.add_metric(list(key), firing[key])
+    yield active
+    total = _fam("acceptmon_findings")
+    for key in sorted(raised):
+        total.add_metric(list(key), float(raised[key]))
+    yield total
+
+
+def notify_metrics(stats: list[Any], outcomes: tuple[str, ...]) -> Iterator[Metric]:
+    sent, depth, oldest = (
+        _fam("acceptmon_notifications"),
+        _fam("acceptmon_notify_queue_depth"),
+        _fam("acceptmon_notify_oldest_pending_seconds"),
+    )
+    for q in stats:
+        for outcome in outcomes:
+            sent.add_metric([q.notifier, outcome], float(q.count(outcome)))
+        depth.add_metric([q.notifier], float(q.depth))
+        oldest.add_metric([q.notifier], float(q.oldest_pending_s or 0.0))
+    yield from (sent, depth, oldest)

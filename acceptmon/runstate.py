@@ -1,0 +1,114 @@
+"""Runs to and from JSON: the tracker's state in checkpoints, snapshots on disk.
+
+The checkpoint carries only what re-reading needs (the current and previous
+run of each source); every run's full snapshot is also written once, when
+the run starts, under ``<state_dir>/runs/`` so history survives restarts and
+``/api/runs`` can show it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from acceptmon.model import ConfigDiff, ConfigSnapshot, Run, SpecSettings
+
+
+def run_to_dict(run: Run) -> dict[str, Any]:
+    s = run.settings
+    return {
+        "source": run.source,
+        "run_id": run.run_id,
+        "started": run.started.isoformat() if run.started else None,
+        "started_lineno": run.started_lineno,
+        "previous_run_id": run.previous_run_id,
+        "settings": {
+            "algorithm": s.algorithm,
+            "num_steps": s.num_steps,
+            "eagle_topk": s.eagle_topk,
+            "num_draft_tokens": s.num_draft_tokens,
+            "draft_model_path": s.draft_model_path,
+            "model_path": s.model_path,
+            "decode_log_interval": s.decode_log_interval,
+        },
+        "config": None
+        if run.config is None
+        else {
+            "hash": run.config.hash,
+            "server_args": run.config.server_args,
+            "draft_config": run.config.draft_config,
+            "watched": run.config.watched,
+        },
+        "diff": None if run.diff is None else diff_to_dict(run.diff),
+    }
+
+
+def diff_to_dict(diff: ConfigDiff) -> dict[str, Any]:
+    return {
+        "changed": [{"key": k, "old": a, "new": b} for k, a, b in diff.changed],
+        "added": [{"key": k, "value": v} for k, v in diff.added],
+        "removed": [{"key": k, "value": v} for k, v in diff.removed],
+    }
+
+
+def diff_from_dict(d: dict[str, Any]) -> ConfigDiff:
+    return ConfigDiff(
+        changed=tuple((c["key"], c["old"], c["new"]) for c in d.get("changed", [])),
+        added=tuple((c["key"], c["value"]) for c in d.get("added", [])),
+        removed=tuple((c["key"], c["value"]) for c in d.get("removed", [])),
+    )
+
+
+def run_from_dict(d: dict[str, Any]) -> Run:
+    cfg = d.get("config")
+    return Run(
+        source=d["source"],
+        run_id=d["run_id"],
+        started=datetime.fromisoformat(d["started"]) if d.get("started") else None,
+        started_lineno=int(d.get("started_lineno", 0)),
+        config=None
+        if cfg is None
+        else ConfigSnapshot(
+            server_args=cfg.get("server_args") or {},
+            draft_config=cfg.get("draft_config"),
+            watched=cfg.get("watched") or {},
+            hash=cfg.get("hash", ""),
+        ),
+        settings=SpecSettings(**d.get("settings", {})),
+        previous_run_id=d.get("previous_run_id"),
+        diff=diff_from_dict(d["diff"]) if d.get("diff") else None,
+    )
+
+
+class SnapshotStore:
+    """One JSON file per run under ``<state_dir>/runs/<source-digest>/``."""
+
+    def __init__(self, state_dir: str | os.PathLike[str]) -> None:
+        self.root = Path(state_dir) / "runs"
+
+    def _dir(self, source: str) -> Path:
+        return self.root / hashlib.sha256(source.encode()).hexdigest()[:16]
+
+    def save(self, run: Run) -> None:
+        folder = self._dir(run.source)
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{run.run_id}.tmp"
+        tmp.write_text(json.dumps(run_to_dict(run), default=repr))
+        os.replace(tmp, folder / f"{run.run_id}.json")
+
+    def load(self, source: str, limit: int = 50) -> list[dict[str, Any]]:
+        folder = self._dir(source)
+        if not folder.is_dir():
+            return []
+        files = sorted(folder.glob("r*.json"), key=lambda p: int(p.stem[1:]) if p.stem[1:].isdigit() else 0)
+        out = []
+        for path in files[-limit:]:
+            try:
+                out.append(json.loads(path.read_text()))
+            except (OSError, ValueError):
+                continue
+        return out

@@ -1,0 +1,62 @@
+"""``SourceConfig`` → a live ``Source``, and a file reader on the same host.
+
+Imports are deferred so that a deployment without, say, SSH sources never
+loads paramiko.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from acceptmon.clock import Clock
+from acceptmon.config import SourceConfig
+from acceptmon.sources.base import Source
+
+#: Reads a file's bytes on the source's host; None when absent or unreadable.
+HostReader = Callable[[str], "bytes | None"]
+
+
+def build(cfg: SourceConfig, clock: Clock) -> Source:
+    if cfg.kind == "file":
+        from acceptmon.sources.local import LocalSource
+
+        return LocalSource(cfg.name, cfg.path, from_beginning=cfg.read_from_beginning, clock=clock)
+    if cfg.kind == "ssh":
+        from acceptmon.sources.ssh import SSHSource
+
+        return SSHSource(cfg.name, cfg.path, ssh_settings(cfg), clock=clock)
+    if cfg.kind == "journald":
+        from acceptmon.sources.journal import JournalSource
+
+        return JournalSource(cfg.name, cfg.path.partition(":")[2])
+    from acceptmon.sources.stdin import StreamSource
+
+    return StreamSource(cfg.name, sys.stdin.buffer)
+
+
+def ssh_settings(cfg: SourceConfig) -> Any:
+    from acceptmon.sources.ssh_settings import SSHSettings
+
+    kwargs: dict[str, Any] = {}
+    for key in ("ssh_config", "known_hosts", "accept_unknown_host_key", "poll_interval"):
+        if cfg.option(key) is not None:
+            kwargs[key] = cfg.option(key)
+    if cfg.option("identity_file"):
+        kwargs["identity_files"] = (str(cfg.option("identity_file")),)
+    return SSHSettings(**kwargs)
+
+
+def host_reader(cfg: SourceConfig, source: Source) -> HostReader:
+    """Read files where the log lives: over the source's SSH connection, or locally."""
+    if cfg.kind == "ssh":
+        from acceptmon.sources.ssh_remote import read_remote_file
+
+        def remote(path: str) -> bytes | None:
+            return read_remote_file(source, path, 1 << 20)  # type: ignore[arg-type]
+
+        return remote
+    from acceptmon.draftconfig import read_local
+
+    return read_local

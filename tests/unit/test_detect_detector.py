@@ -1,0 +1,233 @@
+"""The incremental Detector end to end on hand-made runs and series."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+
+from acceptmon.detect import COLLAPSED, DROP, FLOOR, STALLED, DetectConfig, Detector
+from acceptmon.detect.source import SourceState
+from acceptmon.model import ConfigDiff, Meta, Shutdown, SpecSample
+from tests.unit.test_detect_support import LAYER_DIFF, LAYER_KEY, REVERT_DIFF, T0, Feed, make_run
+
+
+def test_eagle3_layer_change_fires_once_and_the_revert_resolves_it():
+    """The real case: accept len 2.41 → 1.57 (rate 0.47 → 0.19) after the aux layer ids changed."""
+    det = Detector()
+    feed = Feed(det)
+    det.observe_run_start(make_run("A"))
+    assert feed.decode(2.41, 400) == []
+    det.observe_run_start(make_run("B", "A", LAYER_DIFF))
+    found = feed.decode(1.57, 100)
+    assert len(found) == 1
+    f = found[0]
+    assert (f.rule, f.severity, f.active, f.key) == (DROP, "critical", True, f"{DROP}:gpu-a:A->B")
+    assert f.changed_keys() == [LAYER_KEY] and LAYER_KEY in f.summary
+    assert (f.baseline_run_id, f.run_id) == ("A", "B")
+    assert f.before_accept_len == pytest.approx(2.41, abs=0.03)
+    assert f.after_accept_len == pytest.approx(1.57, abs=0.08)
+    assert f.before_accept_rate == pytest.approx(0.47, abs=0.01)
+    assert f.after_accept_rate == pytest.approx(0.19, abs=0.03)
+    assert f.before_ci is not None and f.before_ci[0] <= f.before_accept_len <= f.before_ci[1]
+    assert f.after_ci is not None and f.after_ci[0] <= f.after_accept_len <= f.after_ci[1]
+    assert f.p_value is not None and f.p_value < 0.001
+    assert f.after_n == 20 and f.before_n == 395  # fired on the first test, 5 warm-up intervals skipped
+    assert f.first_seen == T0 + timedelta(seconds=2 * (400 + 25))
+
+    det.observe_run_start(make_run("C", "B", REVERT_DIFF))
+    found = feed.decode(2.41, 100)
+    assert [(g.key, g.active) for g in found] == [(f.key, False)]
+    assert found[0].resolved_at is not None and found[0].resolved_at > f.first_seen
+    assert found[0].summary == f.summary  # the record of what happened is kept
+
+
+def test_a_restart_that_keeps_the_bad_config_keeps_the_finding_open():
+    det = Detector()
+    feed = Feed(det)
+    det.observe_run_start(make_run("A"))
+    feed.decode(2.41, 300)
+    det.observe_run_start(make_run("B", "A", LAYER_DIFF))
+    feed.decode(1.57, 100)
+    det.observe_run_start(make_run("C", "B", ConfigDiff()))
+    found = feed.decode(1.57, 200)
+    assert [(f.key, f.active) for f in found] == [(f"{DROP}:gpu-a:A->B", True)]
+
+
+def test_a_load_mix_change_alone_is_not_a_regression():
+    """Same acceptance per load, a busier run: −12% pooled, nothing per stratum."""
+
+    def level(running: int) -> float:
+        return 2.5 if running < 4 else 2.2
+
+    det = Detector()
+    feed = Feed(det, seed=4)
+    det.observe_run_start(make_run("A"))
+    feed.decode(level, 600, running=lambda i: 2 if i % 10 else 80)
+    det.observe_run_start(make_run("B", "A", LAYER_DIFF))
+    assert feed.decode(level, 600, running=lambda i: 80 if i % 10 else 2) == []
+
+
+def test_a_drop_without_a_config_change_says_so():
+    det = Detector()
+    feed = Feed(det)
+    det.observe_run_start(make_run("A"))
+    feed.decode(2.4, 300)
+    det.observe_run_start(make_run("B", "A", ConfigDiff()))
+    (f,) = feed.decode(1.9, 60)
+    assert "no config change visible in server_args or draft config.json" in f.summary
+    assert f.diff is None
+
+
+def test_a_short_run_in_between_is_skipped_and_its_diff_composed():
+    det = Detector()
+    feed = Feed(det)
+    det.observe_run_start(make_run("A"))
+    feed.decode(2.4, 300)
+    det.observe_run_start(make_run("B", "A", ConfigDiff(changed=(("x", 1, 2),))))
+    feed.decode(2.4, 10)  # crashed during warm-up: too little to be anyone's baseline
+    det.observe_run_start(make_run("C", "B", LAYER_DIFF))
+    (f,) = feed.decode(1.6, 60)
+    assert (f.baseline_run_id, f.run_id) == ("A", "C")
+    assert sorted(f.changed_keys()) == sorted([LAYER_KEY, "x"])
+
+
+def test_small_drops_below_the_effect_size_do_not_fire():
+    det = Detector()
+    feed = Feed(det, seed=5)
+    det.observe_run_start(make_run("A"))
+    feed.decode(2.4, 2000, sd=0.25)
+    det.observe_run_start(make_run("B", "A", LAYER_DIFF))
+    assert not det.status("gpu-a").decided
+    assert feed.decode(2.4 * 0.95, 305, sd=0.25) == []  # significant, but only 5%
+    assert det.status("gpu-a").decided
+
+
+def test_collapse_fires_within_five_intervals_and_survives_a_restart():
+    det = Detector()
+    feed = Feed(det)
+    det.observe_run_start(make_run("A"))
+    feed.decode(2.4, 50)
+    assert feed.decode(1.0, 4, sd=0.0) == []
+    (f,) = [g for g in feed.decode(1.0, 1, sd=0.0) if g.rule == COLLAPSED]
+    assert (f.severity, f.key, f.active) == ("critical", f"{COLLAPSED}:gpu-a", True)
+    det.observe_run_start(make_run("B", "A", ConfigDiff()))
+    still = [g for g in feed.decode(1.0, 20, sd=0.0) if g.rule == COLLAPSED]
+    assert [(g.key, g.active, g.first_seen) for g in still] == [(f.key, True, f.first_seen)]
+    healed = [g for g in feed.decode(2.4, 5) if g.rule == COLLAPSED]
+    assert [(g.key, g.active) for g in healed] == [(f.key, False)]
+
+
+def test_idle_intervals_do_not_count_as_collapse():
+    det = Detector()
+    feed = Feed(det)
+    for _ in range(20):
+        det.observe(feed.sample(1.0, running=0))
+    assert det.evaluate(feed.t) == []
+
+
+def test_floor_per_source_fires_when_sustained():
+    cfg = DetectConfig.from_dict({"floors": {"sources": {"gpu-a": {"accept_len": 2.0}}}})
+    det = Detector(cfg)
+    feed = Feed(det)
+    det.observe_run_start(make_run("A"))
+    assert feed.decode(2.4, 100) == []
+    found = feed.decode(1.7, 10 + 5, sd=0.05)
+    assert [(f.rule, f.severity, f.active) for f in found] == [(FLOOR, "warning", True)]
+    assert "below its floor (accept len 2.00)" in found[0].summary
+    other = Feed(det, source="gpu-b")
+    det.observe_run_start(make_run("A", source="gpu-b"))
+    other.decode(1.7, 100, sd=0.05)
+    assert [f.source for f in det.evaluate(other.t)] == ["gpu-a"]  # no default floor
+
+
+def test_stall_fires_after_stall_s_and_resolves_when_lines_resume():
+    det = Detector()
+    feed = Feed(det)
+    det.observe_run_start(make_run("A"))
+    feed.decode(2.4, 30, running=16)
+    last = feed.t
+    assert det.evaluate(last + timedelta(seconds=120)) == []
+    (f,) = det.evaluate(last + timedelta(seconds=121))
+    assert (f.rule, f.key, f.active) == (STALLED, f"{STALLED}:gpu-a", True)
+    assert "16 requests were running" in f.summary
+    feed.t += timedelta(seconds=300)
+    (g,) = feed.decode(2.4, 1)
+    assert (g.key, g.active, g.resolved_at) == (f.key, False, feed.t)
+
+
+def test_idle_after_a_drained_batch_and_a_graceful_shutdown_are_not_stalls():
+    det = Detector()
+    feed = Feed(det)
+    det.observe_run_start(make_run("A"))
+    feed.decode(2.4, 30, running=2)
+    assert det.evaluate(feed.t + timedelta(hours=6)) == []
+    feed.decode(2.4, 30, running=40)
+    det.observe(Shutdown(Meta("gpu-a", 999, feed.t), "SIGTERM received"))
+    assert det.evaluate(feed.t + timedelta(minutes=10)) == []
+
+
+def test_without_now_the_newest_log_time_is_used():
+    det = Detector()
+    busy, other = Feed(det), Feed(det, source="gpu-b")
+    busy.decode(2.4, 10, running=32)
+    other.t = busy.t + timedelta(minutes=5)
+    other.decode(2.4, 1)
+    assert [f.source for f in det.evaluate() if f.rule == STALLED] == ["gpu-a"]
+
+
+def test_vllm_spec_lines_are_judged_the_same_way():
+    det = Detector()
+    t = T0
+
+    def spec(accepted: int, n: int) -> None:
+        nonlocal t
+        for i in range(n):
+            t += timedelta(seconds=10)
+            jitter = (i * 7919) % 41 - 20
+            det.observe(
+                SpecSample(Meta("vllm-a", i, t), None, None, accepted + jitter, 900, num_spec_tokens=3)
+            )
+
+    det.observe_run_start(make_run("A", source="vllm-a"))
+    spec(420, 100)  # accept len 1 + 3 * 420/900 = 2.40
+    det.observe_run_start(make_run("B", "A", LAYER_DIFF, source="vllm-a"))
+    spec(170, 40)  # 1.57
+    (f,) = det.evaluate(t)
+    assert (f.rule, f.source) == (DROP, "vllm-a")
+    assert f.before_accept_len == pytest.approx(2.4, abs=0.05) and f.after_accept_len == pytest.approx(
+        1.57, abs=0.05
+    )
+
+
+def test_state_stays_bounded_on_a_long_run():
+    cfg = DetectConfig(window=200, recent=50, head=100)
+    state = SourceState("gpu-a", cfg)
+    det = Detector(cfg)
+    feed = Feed(det)
+    for i in range(5000):
+        state.observe(feed.sample(2.4 + (i % 7) / 100, running=1 + i % 100))
+    run = state.current
+    assert (run.head.n, run.tail.n, run.recent.n) == (100, 200, 50)
+    assert sum(sum(h.values()) for h in run.tail.strata.values()) == 200
+    assert run.seen == 5000
+
+
+def test_evaluate_is_deterministic():
+    def replay() -> list[object]:
+        det = Detector()
+        feed = Feed(det, seed=9)
+        det.observe_run_start(make_run("A"))
+        feed.decode(2.4, 300)
+        det.observe_run_start(make_run("B", "A", LAYER_DIFF))
+        return feed.decode(1.8, 60)
+
+    assert replay() == replay()
+
+
+def test_importing_the_detector_pulls_in_no_heavy_libraries():
+    code = "import sys, acceptmon.detect; print(sorted({'scipy', 'pandas', 'numpy'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"

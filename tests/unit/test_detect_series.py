@@ -1,0 +1,112 @@
+"""Samples → points, load buckets, and the bounded windows."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from acceptmon.detect.series import (
+    UNKNOWN_LOAD,
+    Head,
+    Sliding,
+    decode_point,
+    load_bucket,
+    rate_from_len,
+    spec_point,
+)
+from acceptmon.model import DecodeSample, Meta, SpecSample
+
+META = Meta("vllm-a", 1, None)
+
+
+def test_decode_point_derives_the_rate_from_the_draft_slots():
+    s = DecodeSample(META, running_req=8, queue_req=2, gen_throughput=1.0, accept_len=2.41)
+    p = decode_point(s, slots=3)
+    assert p.accept_rate == pytest.approx(0.47)
+    assert (p.weight, p.running, p.queued, p.busy) == (8.0, 8, 2, True)
+    given = DecodeSample(META, 8, 0, 1.0, accept_len=2.41, accept_rate=0.5)
+    assert decode_point(given, slots=3).accept_rate == 0.5
+    idle = decode_point(DecodeSample(META, 0, 0, 0.0, accept_len=1.0), slots=None)
+    assert (idle.busy, idle.accept_rate) == (False, None)
+
+
+def _spec(acc, drafted, *, k=3, length=None, rate=None, cumulative=False):
+    return SpecSample(META, rate, length, acc, drafted, num_spec_tokens=k, cumulative=cumulative)
+
+
+@pytest.mark.parametrize(
+    ("sample", "prev", "slots", "want_len", "want_weight"),
+    [
+        pytest.param(_spec(300, 600), None, None, 2.5, 200.0, id="v1 counts: 1 + k*acc/drafted"),
+        pytest.param(_spec(300, 600, length=2.48), None, None, 2.48, 200.0, id="v1 printed mean length wins"),
+        pytest.param(_spec(300, 600, k=None), None, 4, 3.0, 150.0, id="k from the run's settings"),
+        pytest.param(_spec(None, None, k=None, length=2.2, rate=0.4), None, None, 2.2, 1.0, id="length only"),
+        pytest.param(
+            _spec(1300, 2600, cumulative=True),
+            _spec(1000, 2000, cumulative=True),
+            None,
+            2.5,
+            200.0,
+            id="v0 cumulative: difference of counts",
+        ),
+    ],
+)
+def test_spec_point(sample, prev, slots, want_len, want_weight):
+    p = spec_point(sample, prev, slots)
+    assert p is not None
+    assert p.accept_len == pytest.approx(want_len)
+    assert p.weight == pytest.approx(want_weight)
+    assert (p.running, p.busy) == (None, True)
+
+
+@pytest.mark.parametrize(
+    ("sample", "prev"),
+    [
+        pytest.param(_spec(1300, 2600, cumulative=True), None, id="first cumulative line"),
+        pytest.param(_spec(10, 20, cumulative=True), _spec(1000, 2000, cumulative=True), id="counter reset"),
+        pytest.param(_spec(None, None, length=None), None, id="nothing to use"),
+    ],
+)
+def test_spec_point_without_an_interval(sample, prev):
+    assert spec_point(sample, prev, 3) is None
+
+
+def test_spec_interval_without_drafts_is_idle():
+    p = spec_point(_spec(0, 0), None, 3)
+    assert p is not None and p.accept_len is None and not p.busy
+
+
+@pytest.mark.parametrize(
+    ("running", "bucket"), [(None, UNKNOWN_LOAD), (1, 0), (3, 0), (4, 1), (15, 1), (16, 2), (64, 3), (500, 3)]
+)
+def test_load_bucket(running, bucket):
+    assert load_bucket(running, (4, 16, 64)) == bucket
+
+
+def test_rate_from_len_needs_slots():
+    assert rate_from_len(1.57, 3) == pytest.approx(0.19)
+    assert rate_from_len(1.57, None) is None
+    assert rate_from_len(None, 3) is None
+
+
+def test_sliding_window_matches_a_recount_of_its_last_items():
+    rng = random.Random(1)
+    items = [(rng.randrange(3), rng.randrange(230, 250)) for _ in range(500)]
+    w = Sliding(50)
+    for b, v in items:
+        w.add(b, v)
+    want: dict[int, Counter[int]] = {}
+    for b, v in items[-50:]:
+        want.setdefault(b, Counter())[v] += 1
+    assert w.n == 50
+    assert w.strata == {b: dict(c) for b, c in want.items()}
+    assert w.copy() == w.strata and w.copy() is not w.strata
+
+
+def test_head_keeps_the_first_items_only():
+    h = Head(3)
+    for v in (1, 2, 3, 4, 5):
+        h.add(0, v)
+    assert h.full and h.strata == {0: {1: 1, 2: 1, 3: 1}}
