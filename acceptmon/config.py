@@ -144,7 +144,7 @@ def from_mapping(raw: Mapping[str, Any], extra_sources: list[str] | None = None)
             f"unknown top-level key(s) {', '.join(unknown)} (known: {', '.join(sorted(_TOP_KEYS))})"
         )
     listen = str(raw.get("listen", DEFAULT_LISTEN))
-    host, sep, port = listen.rpartition(":")
+    _host, sep, port = listen.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         problems.append(f"listen: expected HOST:PORT, got {listen!r}")
     begin = raw.get("read_from_beginning", True)

@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -35,7 +35,7 @@ def metrics_route(render: Callable[[], str]) -> Callable[[], tuple[str, bytes]]:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    routes: Routes = {}
+    routes: ClassVar[Routes] = {}
     server_version = "acceptmon"
 
     def do_GET(self) -> None:

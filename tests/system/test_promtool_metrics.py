@@ -21,7 +21,7 @@ def test_exposition_lints_clean(path: Path) -> None:
         [sys.executable, "-m", "acceptmon", "oneshot", str(path)], capture_output=True, check=True
     ).stdout
     assert b"acceptmon_decode_batches_total" in exposition
-    lint = subprocess.run([promtool, "check", "metrics"], input=exposition, capture_output=True)
+    lint = subprocess.run([promtool, "check", "metrics"], input=exposition, capture_output=True, check=False)
     assert lint.returncode == 0, lint.stderr.decode() + lint.stdout.decode()
     assert lint.stdout.strip() == b"" and lint.stderr.strip() == b"", (lint.stdout + lint.stderr).decode()
 
@@ -30,5 +30,5 @@ def test_all_samples_in_one_exposition_lint_clean() -> None:
     promtool = require_tool("promtool")
     args = [sys.executable, "-m", "acceptmon", "oneshot", *map(str, INPUTS)]
     exposition = subprocess.run(args, capture_output=True, check=True).stdout
-    lint = subprocess.run([promtool, "check", "metrics"], input=exposition, capture_output=True)
+    lint = subprocess.run([promtool, "check", "metrics"], input=exposition, capture_output=True, check=False)
     assert lint.returncode == 0 and not lint.stdout.strip() and not lint.stderr.strip()
