@@ -26,7 +26,8 @@ def build(cfg: SourceConfig, clock: Clock) -> Source:
     if cfg.kind == "ssh":
         from acceptmon.sources.ssh import SSHSource
 
-        return SSHSource(cfg.name, cfg.path, ssh_settings(cfg), clock=clock)
+        source: Source = SSHSource(cfg.name, cfg.path, ssh_settings(cfg), clock=clock)
+        return source
     if cfg.kind == "journald":
         from acceptmon.sources.journal import JournalSource
 

@@ -1,0 +1,86 @@
+"""The checkpoint file: positions and counters saved together, atomically.
+
+A crash at any moment leaves either the old or the new checkpoint whole:
+write a temporary file, fsync it, rename it over the old one, fsync the
+directory. A checkpoint that cannot be read is moved aside and treated as
+absent, so a damaged file costs a re-read, never a crash loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+import time
+from typing import Any
+
+log = logging.getLogger("acceptmon.sources")
+
+FILENAME = "checkpoint.json"
+
+
+class CheckpointWriteError(OSError):
+    """Saving failed (disk full, read-only, …); the previous checkpoint is intact."""
+
+
+def path_in(state_dir: str) -> str:
+    return os.path.join(state_dir, FILENAME)
+
+
+def save(state_dir: str, data: dict[str, Any]) -> None:
+    """Replace the checkpoint with ``data`` (JSON-able) atomically and durably."""
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+    tmp = ""
+    try:
+        os.makedirs(state_dir, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".checkpoint-", suffix=".tmp", dir=state_dir)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path_in(state_dir))
+        tmp = ""
+        _fsync_dir(state_dir)
+    except OSError as e:
+        raise CheckpointWriteError(
+            e.errno, f"cannot save checkpoint in {state_dir}: {e.strerror or e}"
+        ) from e
+    finally:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def load(state_dir: str, *, now: float | None = None) -> dict[str, Any] | None:
+    """The saved checkpoint, or None if there is none or it is unreadable (then moved aside)."""
+    path = path_in(state_dir)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return None
+    try:
+        data = json.loads(raw)
+        if isinstance(data, dict):
+            return data
+        reason = "not a JSON object"
+    except ValueError as e:
+        reason = str(e)
+    aside = f"{path}.corrupt-{int(time.time() if now is None else now)}"
+    try:
+        os.replace(path, aside)
+    except OSError as e:
+        log.error("corrupt checkpoint %s (%s) and cannot move it aside: %s", path, reason, e.strerror)
+        return None
+    log.error("corrupt checkpoint moved to %s (%s); starting without it", aside, reason)
+    return None
+
+
+def _fsync_dir(directory: str) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

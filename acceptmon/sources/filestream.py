@@ -1,0 +1,157 @@
+"""One open local file turned into Chunks, with the positions a checkpoint needs.
+
+A stream outlives its path: it keeps reading a renamed or deleted file through
+its descriptor, and after copytruncate it moves to the copy (same bytes, new
+inode) so the lines between our offset and the truncation are not lost.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from acceptmon.model import Chunk, Position
+from acceptmon.sources.lines import MAX_LINE_BYTES, LineSplitter
+from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, fingerprint
+
+#: Opens a path read-only and returns a file descriptor (injectable for tests).
+Opener = Callable[[str], int]
+
+
+def default_opener(path: str) -> int:
+    return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+
+
+def identity_of(st: os.stat_result) -> str:
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def prefix_fingerprint(fd: int, length: int) -> str:
+    """Fingerprint of the first ``length`` bytes, or "" if the file is shorter."""
+    data = os.pread(fd, length, 0) if length else b""
+    return fingerprint(data) if len(data) == length else ""
+
+
+class FileStream:
+    """Reads one file from an offset; tracks handed-out and committed positions.
+
+    ``emitted`` is the offset after the last line handed out, ``committed`` the
+    offset after the last line the consumer processed. Only ``committed`` goes
+    into checkpoints. ``real`` is the resolved path of the log this content
+    was written as: its rotated copies are named after it.
+    """
+
+    def __init__(
+        self, fd: int, real: str, start: int = 0, lineno: int = 1, *, max_line: int = MAX_LINE_BYTES
+    ) -> None:
+        st = os.fstat(fd)
+        self.fd: int | None = fd
+        self.identity = identity_of(st)
+        self.real = real
+        self.size = st.st_size
+        self.mtime_ns = st.st_mtime_ns
+        self.fp = ""
+        self.fp_len = 0
+        self.emitted = start
+        self.lineno = lineno
+        self.committed = start
+        self.committed_lineno = lineno
+        self.splitter = LineSplitter(max_line)
+        self.idle_since = 0.0
+        self.refresh_fingerprint()
+
+    @property
+    def read_pos(self) -> int:
+        return self.emitted + self.splitter.pending
+
+    def state(self) -> FileState:
+        return FileState(self.identity, self.size, self.fp, self.fp_len)
+
+    def refresh_fingerprint(self) -> bool:
+        """Extend the fingerprint while the file is shorter than FINGERPRINT_BYTES.
+
+        Returns False if the leading bytes no longer match (content replaced).
+        """
+        if self.fd is None:
+            return True
+        data = os.pread(self.fd, FINGERPRINT_BYTES, 0)
+        if self.fp_len and (len(data) < self.fp_len or fingerprint(data[: self.fp_len]) != self.fp):
+            return False
+        if len(data) > self.fp_len:
+            self.fp, self.fp_len = fingerprint(data), len(data)
+        return True
+
+    def look(self, st: os.stat_result) -> None:
+        self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
+
+    def read(self, budget: int, source: str, path: str) -> tuple[Chunk | None, int]:
+        """Read up to ``budget`` bytes; return a chunk of complete lines (if any) and bytes read."""
+        assert self.fd is not None
+        data = os.pread(self.fd, budget, self.read_pos)
+        if not data:
+            return None, 0
+        nread = len(data)
+        if self.splitter.pending == 0 and data[0] == 0:
+            # A hole left by copytruncate under a writer without O_APPEND reads
+            # as NULs; skip them so the first real line is not glued to them.
+            data = data.lstrip(b"\0")
+            self.emitted += nread - len(data)
+        over = self.splitter.overlong
+        lines, consumed = self.splitter.feed(data)
+        return self._emit(lines, consumed, self.splitter.overlong - over, source, path), nread
+
+    def finish(self, source: str, path: str) -> Chunk | None:
+        """Hand out an unterminated last line: nothing will ever complete it."""
+        if self.splitter.pending == 0:
+            return None
+        self.emitted = self.read_pos
+        over = self.splitter.overlong
+        lines, _ = self.splitter.feed(b"\n")
+        return self._emit(lines, 0, self.splitter.overlong - over, source, path)
+
+    def _emit(self, lines: list[str], consumed: int, skipped: int, source: str, path: str) -> Chunk | None:
+        self.emitted += consumed
+        first = self.lineno
+        self.lineno += len(lines) + skipped
+        if not lines:
+            return None
+        return Chunk(source, tuple(lines), first, Position(self.identity, self.emitted), path)
+
+    def move_to(self, fd: int) -> None:
+        """Continue in a byte-identical copy of this file (copytruncate)."""
+        self.close()
+        self.fd = fd
+        st = os.fstat(fd)
+        self.identity = identity_of(st)
+        self.look(st)
+
+    def skip_to_end(self, window: int) -> None:
+        """Start after the last complete line, counting the lines skipped so line numbers stay true."""
+        assert self.fd is not None
+        end = self.size
+        tail = os.pread(self.fd, min(window, end), end - min(window, end))
+        cut = tail.rfind(b"\n")
+        start = end - len(tail) + cut + 1 if cut >= 0 else end
+        lines = 0
+        for pos in range(0, start, window):
+            lines += os.pread(self.fd, min(window, start - pos), pos).count(b"\n")
+        self.emitted = self.committed = start
+        self.lineno = self.committed_lineno = lines + 1
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def entry(self) -> dict[str, Any]:
+        """Checkpoint entry: committed position plus what finds the file again."""
+        return {
+            "identity": self.identity,
+            "offset": self.committed,
+            "lineno": self.committed_lineno,
+            "fingerprint": self.fp,
+            "fp_len": self.fp_len,
+            "real": self.real,
+            "mtime_ns": self.mtime_ns,
+        }

@@ -1,0 +1,89 @@
+"""Read one small remote file (a draft model's ``config.json``) over a source's connection.
+
+The run tracker needs the draft model's config to tell a config change from
+noise; the log only names its path, which lives on the GPU host. A separate
+SFTP channel on the already-open transport keeps this off the tailing
+session and costs no new login.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import paramiko
+
+from acceptmon.sources.ssh import SSHSource
+from acceptmon.sources.ssh_conn import ConnectError, Connection, connect
+from acceptmon.sources.ssh_settings import SSHSettings, resolve
+from acceptmon.sources.ssh_sftpfs import SFTPFS
+from acceptmon.sources.ssh_url import SSHTarget, parse_ssh_url
+from acceptmon.sources.ssh_worker import DEFAULT_POOL, HostPool
+
+log = logging.getLogger(__name__)
+
+
+def read_remote_file(
+    source_or_host: SSHSource | str,
+    path: str,
+    max_bytes: int,
+    *,
+    settings: SSHSettings | None = None,
+    pool: HostPool | None = None,
+) -> bytes | None:
+    """The file's bytes, or None if unreachable, missing, unreadable or over ``max_bytes``.
+
+    ``source_or_host`` is an ``SSHSource`` or a host as a URL
+    (``ssh://user@host:port``) or an SSH config alias.
+    """
+    conn, temporary = _connection(source_or_host, settings, pool or DEFAULT_POOL)
+    if conn is None:
+        return None
+    try:
+        return _read(conn, path, max_bytes)
+    finally:
+        if temporary:
+            conn.close()
+
+
+def _connection(
+    source_or_host: SSHSource | str, settings: SSHSettings | None, pool: HostPool
+) -> tuple[Connection | None, bool]:
+    if isinstance(source_or_host, SSHSource):
+        worker = source_or_host.worker
+        return (worker.connection() if worker is not None else None), False
+    text = source_or_host if "://" in source_or_host else f"ssh://{source_or_host}"
+    target = parse_ssh_url(text.rstrip("/") + "/.")
+    settings = settings or SSHSettings()
+    params = resolve(SSHTarget(target.host, "/", target.user, target.port), settings)
+    worker = pool.find(params.key)
+    shared = worker.connection() if worker is not None else None
+    if shared is not None:
+        return shared, False
+    try:
+        return connect(params, settings.io_timeout), True
+    except ConnectError as exc:
+        log.warning("cannot read remote files from %s (%s): %s", source_or_host, exc.kind, exc)
+        return None, False
+
+
+def _read(conn: Connection, path: str, max_bytes: int) -> bytes | None:
+    sftp: paramiko.SFTPClient | None = None
+    try:
+        sftp = paramiko.SFTPClient.from_transport(conn.transport)
+        if sftp is None:
+            return None
+        channel = sftp.get_channel()
+        if channel is not None:
+            channel.settimeout(30.0)
+        data = SFTPFS(sftp).read_small(path, max_bytes)
+        if data is None:
+            log.warning("remote file %s is larger than %d bytes; not read", path, max_bytes)
+        return data
+    except Exception as exc:  # a missing config.json must not stop tailing
+        log.warning(
+            "cannot read remote file %s: %s", path, getattr(exc, "strerror", None) or type(exc).__name__
+        )
+        return None
+    finally:
+        if sftp is not None:
+            sftp.close()

@@ -1,0 +1,114 @@
+"""Lines from a byte stream (stdin, a pipe): no positions, nothing to resume."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import Any, BinaryIO
+
+from acceptmon.model import Chunk
+from acceptmon.sources.base import SourceHealth
+from acceptmon.sources.lines import MAX_LINE_BYTES, LineSplitter
+
+log = logging.getLogger("acceptmon.sources")
+
+
+class StreamSource:
+    """Reads what the stream has now without blocking; EOF ends it (health down).
+
+    The descriptor is switched to non-blocking while we read it and switched
+    back on close, since a terminal's or pipe's flags are shared with the
+    processes around us.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        fileobj: BinaryIO,
+        *,
+        read_size: int = 1 << 16,
+        poll_bytes: int = 4 << 20,
+        max_line: int = MAX_LINE_BYTES,
+    ) -> None:
+        self.name = name
+        self._file = fileobj
+        self._fd = _fileno(fileobj)
+        self._was_blocking = True
+        if self._fd is not None:
+            self._was_blocking = os.get_blocking(self._fd)
+            os.set_blocking(self._fd, False)
+        self._read_size = read_size
+        self._poll_bytes = poll_bytes
+        self._splitter = LineSplitter(max_line)
+        self._lineno = 1
+        self._bytes = 0
+        self._eof = False
+        self._error = ""
+
+    def _read(self) -> bytes | None:
+        """Bytes available now; None if none yet; b"" at end of stream."""
+        if self._fd is None:
+            return self._file.read(self._read_size)
+        try:
+            return os.read(self._fd, self._read_size)
+        except BlockingIOError:
+            return None
+
+    def poll(self) -> list[Chunk]:
+        lines: list[str] = []
+        used = 0
+        while not self._eof and used < self._poll_bytes:
+            try:
+                data = self._read()
+            except OSError as e:
+                self._error = f"read error: {e.strerror or e}"
+                log.warning("%s: %s", self.name, self._error)
+                self._eof = True
+                break
+            if data is None:
+                break
+            if not data:
+                self._eof = True
+                lines += self._splitter.feed(b"\n")[0] if self._splitter.pending else []
+                log.info("%s: end of stream", self.name)
+                break
+            used += len(data)
+            lines += self._splitter.feed(data)[0]
+        self._bytes += used
+        if not lines:
+            return []
+        chunk = Chunk(self.name, tuple(lines), self._lineno, None, self.name)
+        self._lineno += len(lines)
+        return [chunk]
+
+    def commit(self, chunk: Chunk) -> None:
+        """Nothing to remember: a stream cannot be re-read."""
+
+    def checkpoint(self) -> dict[str, Any]:
+        return {}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Nothing to restore: a stream starts where it is."""
+
+    def health(self) -> SourceHealth:
+        return SourceHealth(
+            up=not self._eof,
+            bytes_read=self._bytes,
+            overlong_lines=self._splitter.overlong,
+            errors=(("read_error", 1),) if self._error else (),
+            last_error=self._error,
+        )
+
+    def close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.set_blocking(self._fd, self._was_blocking)
+            self._fd = None
+
+
+def _fileno(fileobj: BinaryIO) -> int | None:
+    try:
+        return fileobj.fileno()
+    except (OSError, ValueError, AttributeError):
+        return None  # an in-memory stream never blocks

@@ -1,0 +1,242 @@
+"""Follower over an in-memory SFTP-like filesystem: rotation, truncation, restore, back-pressure."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from acceptmon.clock import ManualClock
+from acceptmon.model import Position
+from acceptmon.sources.ssh_follow import Cursor, Follower
+from acceptmon.sources.ssh_names import Entry
+
+LOG = "/var/log/app.log"
+
+
+@dataclass
+class Inode:
+    data: bytearray = field(default_factory=bytearray)
+    mtime: int = 0
+
+
+class FakeFile:
+    """A handle stays bound to its inode across renames, as on a POSIX SFTP server."""
+
+    def __init__(self, inode: Inode) -> None:
+        self.inode = inode
+
+    def size(self) -> int:
+        return len(self.inode.data)
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        return bytes(self.inode.data[offset : offset + n])
+
+    def close(self) -> None:
+        pass
+
+
+class FakeFS:
+    def __init__(self) -> None:
+        self.files: dict[str, Inode] = {}
+        self.now = 100
+
+    def append(self, path: str, *lines: str, end: str = "\n") -> None:
+        inode = self.files.setdefault(path, Inode())
+        inode.data += "".join(f"{line}{end}" for line in lines).encode()
+        inode.mtime = self.now
+
+    def rename(self, a: str, b: str) -> None:
+        self.files[b] = self.files.pop(a)
+
+    def copytruncate(self, a: str, b: str) -> None:
+        self.files[b] = Inode(bytearray(self.files[a].data), self.now)
+        self.files[a].data.clear()
+
+    def stat(self, path: str) -> Entry:
+        if path not in self.files:
+            raise FileNotFoundError(2, "No such file", path)
+        f = self.files[path]
+        return Entry(posixpath.basename(path), len(f.data), f.mtime)
+
+    def listdir(self, path: str) -> list[Entry]:
+        return [self.stat(p) for p in self.files if posixpath.dirname(p) == path]
+
+    def open(self, path: str) -> FakeFile:
+        if path not in self.files:
+            raise FileNotFoundError(2, "No such file", path)
+        return FakeFile(self.files[path])
+
+
+class Collector:
+    def __init__(self, room: int = 1 << 30) -> None:
+        self.lines: list[str] = []
+        self.ends: list[tuple[Position, dict[str, Any]]] = []
+        self.notes: list[str] = []
+        self.capacity = room
+
+    def room(self) -> int:
+        return self.capacity - sum(len(x) + 1 for x in self.lines)
+
+    def emit(self, path: str, lines: list[str], lineno: int, end: Position, cursor: Cursor) -> None:
+        self.lines.extend(lines)
+        entry = {"identity": end.identity, "offset": end.offset, "lineno": lineno + len(lines)}
+        entry |= {"fingerprint": cursor.fp, "fp_len": cursor.fp_len, "real": cursor.where}
+        self.ends.append((end, entry))
+
+    def note(self, event: str, detail: str) -> None:
+        self.notes.append(event)
+
+
+@pytest.fixture
+def env() -> tuple[FakeFS, Collector, ManualClock, Follower]:
+    fs, sink, clock = FakeFS(), Collector(), ManualClock()
+    return fs, sink, clock, Follower(LOG, sink, clock, settle=0.5)
+
+
+def settle(follower: Follower, fs: FakeFS, clock: ManualClock, rounds: int = 20) -> None:
+    """Step like the worker would, letting manual time pass between idle steps."""
+    for _ in range(rounds):
+        if not follower.step(fs):
+            clock.advance(0.3)
+
+
+def nums(n: int, m: int) -> list[str]:
+    return [f"line {i}" for i in range(n, m + 1)]
+
+
+def test_partial_line_is_held_until_its_newline(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1", "line 2")
+    fs.append(LOG, "half", end="")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 2)
+    fs.append(LOG, " done")
+    settle(f, fs, clock)
+    assert sink.lines == [*nums(1, 2), "half done"]
+    assert sink.ends[-1][0].offset == len(fs.files[LOG].data)
+
+
+@pytest.mark.parametrize("method", ["rename", "copytruncate"])
+def test_rotation_finishes_old_content_then_reads_new_from_zero(env, method: str) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, *nums(1, 3))
+    settle(f, fs, clock)
+    fs.append(LOG, "line 4")
+    getattr(fs, method)(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 5")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 5)
+    assert sink.notes == ["rotation"]
+
+
+def test_several_rotations_while_away_are_read_in_age_order(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, *nums(1, 2))
+    settle(f, fs, clock)
+    fs.append(LOG, "line 3")
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 4")
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.copytruncate(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 5")
+    fs.append(f"{LOG}.3.gz", "compressed junk")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 5)
+
+
+def test_rotated_file_still_being_copied_is_not_finished_early(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, *nums(1, 2))
+    settle(f, fs, clock)
+    fs.append(LOG, "line 3")
+    fs.copytruncate(LOG, f"{LOG}.1")
+    full = bytes(fs.files[f"{LOG}.1"].data)
+    fs.files[f"{LOG}.1"].data = bytearray(full[:16])  # logrotate is still copying
+    for _ in range(4):
+        f.step(fs)
+        clock.advance(0.1)
+    fs.files[f"{LOG}.1"].data = bytearray(full)
+    fs.append(LOG, "line 4")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 4)
+
+
+def test_in_place_truncation_rereads_from_start(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, *nums(1, 3))
+    settle(f, fs, clock)
+    fs.files[LOG].data.clear()
+    fs.append(LOG, "line 4")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 4)
+    assert sink.notes == ["truncation"]
+
+
+def test_same_size_replacement_is_caught_by_the_fingerprint(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "aaaa")
+    settle(f, fs, clock)
+    fs.files[LOG] = Inode(bytearray(b"bbbb\ncccc\n"), fs.now + 1)
+    settle(f, fs, clock)
+    assert sink.lines == ["aaaa", "bbbb", "cccc"]
+
+
+def test_restore_resumes_exactly_even_after_rotation(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, *nums(1, 3))
+    settle(f, fs, clock)
+    _, entry = sink.ends[-1]
+    fs.append(LOG, "line 4")
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 5")
+    again = Collector()
+    g = Follower(LOG, again, clock, settle=0.5)
+    g.restore(entry)
+    settle(g, fs, clock)
+    assert again.lines == nums(4, 5)
+
+
+def test_vanished_file_is_reported_and_the_path_read_from_start(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, *nums(1, 2))
+    settle(f, fs, clock)
+    del fs.files[LOG]  # deleted (or compressed) and recreated, longer than our offset
+    fs.append(LOG, *nums(7, 9))
+    settle(f, fs, clock)
+    assert sink.lines == [*nums(1, 2), *nums(7, 9)]
+    assert "lost" in sink.notes
+
+
+def test_missing_path_raises_for_the_caller_to_count(env) -> None:
+    fs, _, _, f = env
+    with pytest.raises(FileNotFoundError):
+        f.step(fs)
+
+
+def test_back_pressure_stops_reading_when_the_buffer_is_full() -> None:
+    fs, clock = FakeFS(), ManualClock()
+    sink = Collector(room=0)
+    f = Follower(LOG, sink, clock)
+    fs.append(LOG, *nums(1, 1000))
+    settle(f, fs, clock)
+    assert sink.lines == []
+    sink.capacity = 100
+    settle(f, fs, clock)
+    assert 0 < len(sink.lines) < 20
+    sink.capacity = 1 << 30
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 1000)
+
+
+def test_resync_rereads_a_partial_line_after_reconnect(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1")
+    fs.append(LOG, "par", end="")
+    settle(f, fs, clock)
+    f.resync()
+    fs.append(LOG, "tial")
+    settle(f, fs, clock)
+    assert sink.lines == ["line 1", "partial"]
