@@ -11,6 +11,7 @@ counters as they stood at that checkpoint, so each line counts exactly once.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections import Counter
@@ -65,7 +66,7 @@ class Agent:
     def open(self) -> None:
         """Restore the checkpoint and open every configured source."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        saved = checkpoint.load(self.state_dir) or {}
+        saved = checkpoint.load(str(self.state_dir)) or {}
         if saved and saved.get("version") != CHECKPOINT_VERSION:
             log.warning("checkpoint version %s not understood; starting afresh", saved.get("version"))
             saved = {}
@@ -75,7 +76,20 @@ class Agent:
             self.tracker.restore(saved.get("runs", {}))
         for cfg in self.config.sources:
             self._add_source(cfg)
+        # A source starts at its first poll; checkpoint right away so a crash
+        # before the first periodic save resumes from here, not from scratch.
+        self.step()
+        self.save_checkpoint()
         self._start_notifier()
+
+    def watch_dirs(self) -> list[str]:
+        """Directories whose file events should wake the loop."""
+        dirs: set[str] = {os.path.dirname(os.path.abspath(p)) for p in self.watched.paths()}
+        for _, source in self.sources.values():
+            watch = getattr(source, "watch_dirs", None)
+            if watch is not None:
+                dirs.update(watch())
+        return sorted(dirs)
 
     def _add_source(self, cfg: SourceConfig) -> None:
         source = factory.build(cfg, self.clock)
@@ -184,7 +198,7 @@ class Agent:
     def save_checkpoint(self) -> bool:
         try:
             with self.lock:
-                checkpoint.save(self.state_dir, self.checkpoint_state())
+                checkpoint.save(str(self.state_dir), self.checkpoint_state())
                 self._dirty = False
         except OSError as exc:
             self.checkpoint_errors += 1

@@ -58,13 +58,13 @@ def serve(agent: Agent) -> HttpServer:
 
 def _watch(agent: Agent) -> Any:
     """Wake the loop on file events (watchdog); polling stays the backstop."""
-    try:
-        from acceptmon.sources.watch import DirectoryWatcher
-    except ImportError:
+    from acceptmon.sources.watch import DirectoryWatcher
+
+    watcher = DirectoryWatcher(agent.waker)
+    if not watcher.start():
         return None
-    paths = [cfg.path for cfg, _ in agent.sources.values() if cfg.kind == "file"] + agent.watched.paths()
-    watcher = DirectoryWatcher(agent.waker, paths)
-    watcher.start()
+    for directory in agent.watch_dirs():
+        watcher.add(directory)
     return watcher
 
 

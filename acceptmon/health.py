@@ -50,9 +50,9 @@ def checkpoint_metrics(age: float | None, errors: int) -> Iterator[Metric]:
 
 def finding_metrics(findings: list[Finding], raised: Mapping[tuple[str, str, str], int]) -> Iterator[Metric]:
     active = _fam("acceptmon_finding_active")
-    firing: dict[tuple[str, str, str], float] = {key: 0.0 for key in raised}
+    firing: dict[tuple[str, str, str], float] = dict.fromkeys(raised, 0.0)
     for f in findings:
-        key = (f.rule, f.source, f.severity)
+        key: tuple[str, str, str] = (f.rule, f.source, str(f.severity))
         firing[key] = max(firing.get(key, 0.0), 1.0 if f.active else 0.0)
     for key in sorted(firing):
         active.add_metric(list(key), firing[key])

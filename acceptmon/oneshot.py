@@ -89,7 +89,7 @@ def record_json(record: Record) -> dict[str, Any]:
         "ts": meta.ts.isoformat() if meta.ts else None,
         "ranks": dict(meta.ranks),
     }
-    for name in record.__slots__:  # type: ignore[union-attr]
+    for name in record.__slots__:
         if name == "meta":
             continue
         value = getattr(record, name)

@@ -163,12 +163,12 @@ class Store:
         r, q, t, u, a, p, rep = (None if i is None else i - 1 for i in order)
         c, g = s.counters, s.gauges
         c["decode_batches"] += len(rows)
-        reps = list(map(itemgetter(rep), rows))  # type: ignore[arg-type]
+        reps = list(map(itemgetter(rep), rows))
         if any(reps):
             lost = (n - 1 for n in map(int, filter(None, reps)) if n > 1)
             c["ray_lost_samples"] = reduce(add, lost, c["ray_lost_samples"])
         last = rows[-1]
-        running = list(map(int, map(itemgetter(r), rows)))  # type: ignore[arg-type]
+        running = list(map(int, map(itemgetter(r), rows)))
         g["running_req"] = running[-1]
         g["queue_req"] = int(last[q])  # type: ignore[index]
         g["gen_throughput"] = float(last[t])  # type: ignore[index]

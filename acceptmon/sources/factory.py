@@ -31,7 +31,9 @@ def build(cfg: SourceConfig, clock: Clock) -> Source:
     if cfg.kind == "journald":
         from acceptmon.sources.journal import JournalSource
 
-        return JournalSource(cfg.name, cfg.path.partition(":")[2])
+        return JournalSource(
+            cfg.name, cfg.path.partition(":")[2], clock=clock, from_beginning=cfg.read_from_beginning
+        )
     from acceptmon.sources.stdin import StreamSource
 
     return StreamSource(cfg.name, sys.stdin.buffer)
