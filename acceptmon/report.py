@@ -51,9 +51,16 @@ def describe_change(run: Run) -> str:
         return "unknown (no config on one side)"
     if not run.diff:
         return "no change visible in server_args or draft config"
-    keys = run.diff.keys()
-    more = f" (+{len(keys) - 3} more)" if len(keys) > 3 else ""
-    return ", ".join(keys[:3]) + more
+    parts = [f"{k}: {_short(a)} → {_short(b)}" for k, a, b in run.diff.changed[:3]]
+    parts += [f"+{k}" for k, _ in run.diff.added[: 3 - len(parts)]]
+    parts += [f"-{k}" for k, _ in run.diff.removed[: max(0, 3 - len(parts))]]
+    extra = len(run.diff.keys()) - len(parts)
+    return "; ".join(parts) + (f" (+{extra} more)" if extra > 0 else "")
+
+
+def _short(value: object, limit: int = 40) -> str:
+    text = repr(value) if not isinstance(value, list) else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def describe_settings(run: Run) -> str:
