@@ -32,9 +32,11 @@ class DetectConfig:
     #: Intervals (after warm-up, in load strata both sides share) needed before testing.
     min_before: int = 20
     min_after: int = 20
-    #: One-sided Mann–Whitney significance and the minimum relative drop of the median.
+    #: One-sided Mann–Whitney significance and the minimum relative drop of the median; the
+    #: 95% CIs must also clear ``min_drop_ci`` (a noisy median alone cannot fire it).
     alpha: float = 0.001
     min_drop: float = 0.10
+    min_drop_ci: float = 0.05
     #: An open drop resolves once the last ``recent`` intervals are within this of the baseline.
     resolve_drop: float = 0.05
     #: A run is judged on its first ``head`` intervals: a drop a config change causes is there
@@ -115,6 +117,7 @@ _RULES: dict[str, tuple[str, float, float]] = {
     "max_resolved": ("int", 1, 100_000),
     "alpha": ("open", 0, 1),
     "min_drop": ("open", 0, 1),
+    "min_drop_ci": ("float", 0, 1),
     "resolve_drop": ("open", 0, 1),
     "drift_min_drop": ("open", 0, 1),
     "floor_fraction": ("float", 0.5, 1),
@@ -202,6 +205,7 @@ def _floors(value: Any, path: str, problems: list[str]) -> dict[str, Any]:
 def _cross_checks(c: DetectConfig, where: str) -> list[str]:
     checks = [
         (c.resolve_drop < c.min_drop, "resolve_drop must be below min_drop"),
+        (c.min_drop_ci <= c.min_drop, "min_drop_ci must be ≤ min_drop"),
         (c.warmup_max_intervals >= c.warmup_intervals, "warmup_max_intervals must be ≥ warmup_intervals"),
         (c.min_after <= min(c.recent, c.head), "min_after must be ≤ recent and ≤ head"),
         (c.min_before <= c.window, "min_before must be ≤ window"),

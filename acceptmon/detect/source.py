@@ -55,13 +55,20 @@ class SourceStatus:
 
 
 def regressed(c: Comparison | None, cfg: DetectConfig) -> bool:
-    """Significant (one-sided, alpha) and large enough (relative drop ≥ min_drop) on enough data."""
+    """Significant (one-sided, alpha) and large enough on enough data.
+
+    Large enough twice over: the medians differ by ≥ ``min_drop``, and even the
+    95% bounds differ by ≥ ``min_drop_ci``. The second guards the first test of
+    a quiet run (20 noisy intervals at night), where a modest real shift plus
+    an unlucky median could otherwise pass for a regression.
+    """
     return (
         c is not None
         and c.after_n >= cfg.min_after
         and c.before_n >= cfg.min_before
         and c.p_value < cfg.alpha
         and c.drop >= cfg.min_drop
+        and c.sure_drop >= cfg.min_drop_ci
     )
 
 
@@ -127,6 +134,8 @@ class SourceState:
         collapsed = self.book.active(source_key(COLLAPSED, self.source))
         floored = self.book.active(source_key(FLOOR, self.source))
         self.current = RunData(run, self.cfg, collapsed, floored)
+        if floored and not self.current.floor_cfg:  # the new model has no floor to be below
+            self.book.resolve(source_key(FLOOR, self.source), run.started or self.last_ts)
         self.spec_prev.clear()
         self.last = None
 

@@ -10,7 +10,7 @@ from acceptmon.cli import main
 def test_demo_summary_and_finding(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--plain"]) == 0
     out = capsys.readouterr().out
-    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("r")]
+    rows = [line.split(" | ") for line in out.splitlines() if line[:1] == "r" and line[1:2].isdigit()]
     assert [r[0] for r in rows] == ["r1", "r2", "r3"]
     assert [r[4] for r in rows] == ["47%", "19%", "48%"]
     assert "[2, 30, 58] → [-1, 2, 30]" in rows[1][6]

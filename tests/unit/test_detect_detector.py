@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
 from acceptmon.detect import COLLAPSED, DROP, FLOOR, STALLED, DetectConfig, Detector
 from acceptmon.detect.source import SourceState
-from acceptmon.model import ConfigDiff, Meta, Shutdown, SpecSample
+from acceptmon.model import ConfigDiff, Meta, Shutdown, SpecSample, SpecSettings
 from tests.unit.test_detect_support import LAYER_DIFF, LAYER_KEY, REVERT_DIFF, T0, Feed, make_run
 
 
@@ -47,10 +48,7 @@ def test_eagle3_layer_change_fires_once_and_the_revert_resolves_it():
 def test_a_restart_that_keeps_the_bad_config_keeps_the_finding_open():
     det = Detector()
     feed = Feed(det)
-    det.observe_run_start(make_run("A"))
-    feed.decode(2.41, 300)
-    det.observe_run_start(make_run("B", "A", LAYER_DIFF))
-    feed.decode(1.57, 100)
+    feed.after_change(1.57, 100)
     det.observe_run_start(make_run("C", "B", ConfigDiff()))
     found = feed.decode(1.57, 200)
     assert [(f.key, f.active) for f in found] == [(f"{DROP}:gpu-a:A->B", True)]
@@ -71,12 +69,7 @@ def test_a_load_mix_change_alone_is_not_a_regression():
 
 
 def test_a_drop_without_a_config_change_says_so():
-    det = Detector()
-    feed = Feed(det)
-    det.observe_run_start(make_run("A"))
-    feed.decode(2.4, 300)
-    det.observe_run_start(make_run("B", "A", ConfigDiff()))
-    (f,) = feed.decode(1.9, 60)
+    (f,) = Feed(Detector()).after_change(1.9, 60, diff=ConfigDiff(), before=2.4)
     assert "no config change visible in server_args or draft config.json" in f.summary
     assert f.diff is None
 
@@ -217,12 +210,7 @@ def test_state_stays_bounded_on_a_long_run():
 
 def test_evaluate_is_deterministic():
     def replay() -> list[object]:
-        det = Detector()
-        feed = Feed(det, seed=9)
-        det.observe_run_start(make_run("A"))
-        feed.decode(2.4, 300)
-        det.observe_run_start(make_run("B", "A", LAYER_DIFF))
-        return feed.decode(1.8, 60)
+        return list(Feed(Detector(), seed=9).after_change(1.8, 60))
 
     assert replay() == replay()
 
@@ -231,3 +219,50 @@ def test_importing_the_detector_pulls_in_no_heavy_libraries():
     code = "import sys, acceptmon.detect; print(sorted({'scipy', 'pandas', 'numpy'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_run_that_recovers_by_itself_resolves_its_drop():
+    feed = Feed(Detector())
+    (f,) = feed.after_change(1.8, 60)
+    assert f.active
+    (g,) = feed.decode(2.41, 100)  # e.g. the draft's config.json was fixed and re-read
+    assert (g.key, g.active) == (f.key, False)
+
+
+def test_warm_up_lasts_until_the_start_up_queue_has_drained():
+    cfg = DetectConfig(warmup_intervals=5, warmup_max_intervals=30)
+    det = Detector(cfg)
+    feed = Feed(det)
+    det.observe_run_start(make_run("A"))
+    for queue in (90, 60, 30, 10, 5, 2, 1):
+        det.observe(feed.sample(2.4, running=64, queue=queue))
+    assert det.status("gpu-a").used == 0
+    det.observe(feed.sample(2.4, running=64, queue=0))
+    assert (det.status("gpu-a").intervals, det.status("gpu-a").used) == (8, 1)
+    for _ in range(40):
+        det.observe(feed.sample(2.4, running=64, queue=9))  # a queue that never drains
+    assert det.status("gpu-a").used == 41
+
+
+def test_a_permanent_queue_ends_the_warm_up_at_its_cap():
+    det = Detector(DetectConfig(warmup_intervals=5, warmup_max_intervals=30))
+    feed = Feed(det)
+    det.observe_run_start(make_run("A"))
+    for _ in range(40):
+        det.observe(feed.sample(2.4, running=64, queue=9))
+    assert det.status("gpu-a").used == 10
+
+
+def test_a_floor_breach_ends_when_the_new_run_has_no_floor():
+    cfg = DetectConfig.from_dict({"floors": {"models": {"llama": {"accept_len": 2.0}}}})
+    det = Detector(cfg)
+    feed = Feed(det)
+    llama = replace(make_run("A"), settings=SpecSettings(num_steps=3, model_path="llama"))
+    det.observe_run_start(llama)
+    (f,) = feed.decode(1.7, 20, sd=0.05)
+    assert (f.rule, f.active) == (FLOOR, True)
+    det.observe_run_start(
+        make_run("B", "A", ConfigDiff(changed=(("server_args.model_path", "llama", "qwen"),)))
+    )
+    (g,) = det.evaluate(feed.t)
+    assert (g.key, g.active) == (f.key, False)

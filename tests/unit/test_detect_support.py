@@ -53,3 +53,12 @@ class Feed:
             self.det.observe(self.sample(self.value(mean, sd), r))
             found = self.det.evaluate(self.t)
         return found
+
+    def after_change(
+        self, level: float, n: int, diff: ConfigDiff | None = LAYER_DIFF, before: float = 2.41
+    ) -> list[Finding]:
+        """Run A at ``before`` for 300 intervals, then run B (``diff``) at ``level`` for ``n``."""
+        self.det.observe_run_start(make_run("A", source=self.source))
+        self.decode(before, 300)
+        self.det.observe_run_start(make_run("B", "A", diff, source=self.source))
+        return self.decode(level, n)
