@@ -34,10 +34,13 @@ EVENTS = re.compile(
 def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser) -> None:
     lines = chunk.lines
     event = EVENTS.search
+    # A Prefill line is only searched in front of its marker: the general parser
+    # also takes the first marker of a line, and Prefill lines are long.
     cuts = [
         i
         for i, t in enumerate(lines)
-        if DECODE not in t and (event(t) is not None or "\x1b" in t or "\r" in t)
+        if DECODE not in t
+        and (event(t, 0, t.find(PREFILL) % (len(t) + 1)) is not None or "\x1b" in t or "\r" in t)
     ]
     start = 0
     for i in cuts:

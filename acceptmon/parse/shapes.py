@@ -16,7 +16,7 @@ from acceptmon.parse import sglang
 from acceptmon.parse.fields import Kind, split_pairs
 
 _INT = "[0-9]+"
-_F2 = r"[0-9]+\.[0-9]+|nan|inf"
+_F2 = r"[0-9]+\.[0-9]+"  # nan/inf lines fall back to the general parser
 _PATTERN = {"int": _INT, "f2": _F2, "bool": "True|False", None: "[^,\n]*"}
 
 #: What the aggregate needs, in this order; missing ones become None.
