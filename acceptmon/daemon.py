@@ -72,11 +72,8 @@ def run(path: str | None, sources: list[str], overrides: dict[str, Any]) -> int:
     cfg = config_mod.load(path, sources, overrides)
     if not cfg.sources:
         raise config_mod.ConfigError(["no sources: name log files on the command line or under 'sources:'"])
-    agent = Agent(cfg)
-    agent.open()
-    server = serve(agent)
-    watcher = _watch(agent)
     stop, reload = threading.Event(), threading.Event()
+    agent = Agent(cfg)
 
     def on_stop(signum: int, _frame: Any) -> None:
         log.info("signal %d: stopping", signum)
@@ -87,9 +84,13 @@ def run(path: str | None, sources: list[str], overrides: dict[str, Any]) -> int:
         reload.set()
         agent.waker.wake()
 
+    # Before anything else, so a SIGTERM during start-up still checkpoints and exits 0.
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGHUP, on_hup)
+    agent.open()
+    server = serve(agent)
+    watcher = _watch(agent)
     agent.reload_requested = lambda: _reload(agent, path, sources, overrides)  # type: ignore[method-assign]
     try:
         agent.run(stop, reload)

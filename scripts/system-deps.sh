@@ -8,6 +8,7 @@ command -v logrotate >/dev/null || need+=(logrotate)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh-keygen >/dev/null || need+=(openssh-client)
 command -v mtail >/dev/null || need+=(mtail)
+command -v systemd-analyze >/dev/null || need+=(systemd)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing system packages: ${need[*]}" >&2
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -1,0 +1,93 @@
+"""Start a real ``acceptmon run`` process and read its HTTP endpoints."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class AgentProcess:
+    def __init__(self, state_dir: Path, args: list[str], env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.state_dir = state_dir
+        self.log_path = state_dir.parent / f"agent-{self.port}.stderr"
+        cmd = [
+            sys.executable,
+            "-m",
+            "acceptmon",
+            "run",
+            "--listen",
+            f"127.0.0.1:{self.port}",
+            "--state-dir",
+            str(state_dir),
+            *args,
+        ]
+        self._err = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=self._err, env={**os.environ, **(env or {})}
+        )
+        wait_for(
+            lambda: self.get("/healthz") == "ok\n", 20, f"agent on port {self.port} never became healthy"
+        )
+
+    def get(self, path: str) -> str | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=2) as r:
+                return str(r.read().decode())
+        except OSError:
+            return None
+
+    def api(self, path: str) -> Any:
+        text = self.get(path)
+        return json.loads(text) if text else None
+
+    def metric(self, name: str, **labels: str) -> float | None:
+        text = self.get("/metrics") or ""
+        for line in text.splitlines():
+            if not line.startswith(name + "{") and not line.startswith(name + " "):
+                continue
+            found = dict(re.findall(r'(\w+)="([^"]*)"', line.split(" ")[0]))
+            if all(found.get(k) == v for k, v in labels.items()):
+                return float(line.rsplit(" ", 1)[1])
+        return None
+
+    def stderr(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> int | None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                return None
+        self._err.close()
+        return self.proc.returncode
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, message: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)  # polling interval of a deadline loop, not synchronisation
+    if not predicate():
+        raise AssertionError(message)
