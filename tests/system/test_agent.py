@@ -152,7 +152,7 @@ def test_drop_reaches_slack_once_with_the_changed_key(tmp_path: Path, agents: li
 
         assert slack.wait_until(lambda: len(drops()) >= 1, 30), agent.stderr()
         body = str(
-            [r.body for r in slack.requests if r.delivered and "acceptance_drop" in str(r.finding_key)][0]
+            next(r.body for r in slack.requests if r.delivered and "acceptance_drop" in str(r.finding_key))
         )
         assert "eagle_aux_hidden_state_layer_ids" in body
         assert "[-1, 2, 30]" in body
