@@ -44,7 +44,11 @@ class Agent:
         self.waker = EventWaker()
         self.state_dir = Path(config.state_dir)
         self.snapshots = SnapshotStore(self.state_dir)
-        self.tracker = RunTracker(draft_reader=self._read_draft if config.read_draft_config else None)
+        self.watched = WatchedFiles(config.watch_files)
+        self.tracker = RunTracker(
+            draft_reader=self._read_draft if config.read_draft_config else None,
+            watched_reader=self.watched.snapshot,
+        )
         self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now())
         self.detector = Detector(DetectConfig.from_dict(config.detect))
         self.pipeline.sinks.append(self.detector.observe)
@@ -54,7 +58,6 @@ class Agent:
         self.raised: Counter[tuple[str, str, str]] = Counter()
         self._fired: set[str] = set()
         self._overlong: dict[str, int] = {}
-        self.watched = WatchedFiles(config.watch_files)
         self.checkpoint_at: float | None = None
         self.checkpoint_errors = 0
         self._dirty = False
@@ -211,12 +214,13 @@ class Agent:
     def _read_draft(self, source: str, draft_path: str) -> dict[str, Any] | None:
         entry = self.sources.get(source)
         reader = factory.host_reader(*entry) if entry else None
-        config = read_draft_config(draft_path, reader) if reader else read_draft_config(draft_path)
-        if entry and entry[0].kind != "ssh":
-            self.watched.follow_draft(source, draft_path)
-        return config
+        return read_draft_config(draft_path, reader) if reader else read_draft_config(draft_path)
 
     def _run_started(self, run: Run) -> None:
+        # The ending run's verdict first: a backlog (agent deployed or down
+        # during the incident) is read in one go, and the next periodic
+        # evaluation would already see the run after it.
+        self.evaluate(wall_clock=False)
         self.detector.observe_run_start(run)
         try:
             self.snapshots.save(run)
@@ -224,21 +228,20 @@ class Agent:
             log.error("cannot save run snapshot for %s %s: %s", run.source, run.run_id, exc)
 
     def _watched_changed(self) -> None:
-        """A watched file (or a draft config.json) changed without a restart."""
+        """A watched file changed without a restart (a draft config.json edit waits for one)."""
+        watched = self.watched.snapshot()
         with self.lock:
             for source in self.tracker.sources():
-                run = self.tracker.current(source)
-                draft_path = run.settings.draft_model_path if run else None
-                draft = self._read_draft(source, draft_path) if draft_path else None
-                opened = self.tracker.new_segment(source, draft, self.watched.snapshot())
+                opened = self.tracker.new_segment(source, watched)
                 if opened is not None:
                     log.warning(
                         "config of %s changed without a restart: new segment %s", source, opened.run_id
                     )
 
-    def evaluate(self) -> list[Finding]:
+    def evaluate(self, wall_clock: bool = True) -> list[Finding]:
+        """Without ``wall_clock`` the log's own time is "now", so a backlog cannot look stalled."""
         with self.lock:
-            findings = self.detector.evaluate(datetime.now())
+            findings = self.detector.evaluate(datetime.now() if wall_clock else None)
         for f in findings:
             if f.active and f.key not in self._fired:
                 self._fired.add(f.key)

@@ -124,9 +124,15 @@ class SourceRuns:
 class RunTracker:
     """Follows runs per source and fills in what a record needs from its run."""
 
-    def __init__(self, draft_reader: DraftReader | None = None, history: int = 50) -> None:
+    def __init__(
+        self,
+        draft_reader: DraftReader | None = None,
+        history: int = 50,
+        watched_reader: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
         self._sources: dict[str, SourceRuns] = {}
         self._read_draft = draft_reader
+        self._read_watched = watched_reader
         self._history = history
         self.on_run_start: list[Callable[[Run], None]] = []
 
@@ -177,7 +183,8 @@ class RunTracker:
         draft = None
         if self._read_draft is not None and settings.draft_model_path:
             draft = self._read_draft(record.meta.source, settings.draft_model_path)
-        self._open(state, record.meta.source, record, snapshot(record.args, draft), settings)
+        watched = self._read_watched() if self._read_watched is not None else None
+        self._open(state, record.meta.source, record, snapshot(record.args, draft, watched), settings)
 
     def _open(
         self,
@@ -207,13 +214,18 @@ class RunTracker:
         for hook in self.on_run_start:
             hook(run)
 
-    def new_segment(self, source: str, draft: dict[str, Any] | None, watched: dict[str, Any]) -> Run | None:
-        """Watched files changed without a restart: open a segment if the snapshot differs."""
+    def new_segment(self, source: str, watched: dict[str, Any]) -> Run | None:
+        """Watched files changed while the server runs: open a segment if the snapshot differs.
+
+        The draft config stays the run's own: the server read it at start and
+        keeps it, so an edit belongs to the next start. So does any edit made
+        while the server is stopped (the start reads the files again).
+        """
         state = self._sources.get(source)
         run = state.current if state else None
-        if state is None or run is None or run.config is None:
+        if state is None or state.ended or run is None or run.config is None:
             return None
-        config = snapshot(run.config.server_args, draft, watched, frozenset())
+        config = snapshot(run.config.server_args, run.config.draft_config, watched, frozenset())
         if config.hash == run.config.hash:
             return None
         marker = ServerReady(Meta(source, run.started_lineno, None))

@@ -1,9 +1,11 @@
-"""Files whose content belongs to a run's config snapshot, checked for changes.
+"""Files the config lists whose content belongs to a run's config snapshot.
 
-The draft model's ``config.json`` and any files the config lists. A change
-without a server restart opens a new config segment, so a later drop is
-still tied to the edit. Checking is a ``stat`` per file at most once a
-second (watchdog events only make the agent look sooner).
+They are read at each server start and checked for changes while it runs:
+a change without a restart opens a new config segment, so a later drop is
+still tied to the edit. The draft model's ``config.json`` is not among them:
+the server reads it only at start, so an edit belongs to the next start's
+snapshot. Checking is a ``stat`` per file at most once a second (watchdog
+events only make the agent look sooner).
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ def read_content(path: str) -> Any:
 class WatchedFiles:
     def __init__(self, paths: tuple[str, ...] | list[str] = (), min_interval: float = 1.0) -> None:
         self._extra = list(paths)
-        self._drafts: dict[str, str] = {}
         self._stats: dict[str, tuple[int, int] | None] = {}
         self._min_interval = min_interval
         self._next = 0.0
@@ -55,13 +56,7 @@ class WatchedFiles:
         return st.st_mtime_ns, st.st_size
 
     def paths(self) -> list[str]:
-        return [*self._extra, *self._drafts.values()]
-
-    def follow_draft(self, source: str, draft_path: str) -> None:
-        path = draft_path.rstrip("/") + "/config.json" if not draft_path.endswith(".json") else draft_path
-        if os.path.exists(path) and self._drafts.get(source) != path:
-            self._drafts[source] = path
-            self._stats[path] = self._stat(path)
+        return list(self._extra)
 
     def snapshot(self) -> dict[str, Any]:
         return {p: read_content(p) for p in self._extra}
