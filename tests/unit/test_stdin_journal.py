@@ -40,7 +40,7 @@ def test_stream_source_hands_out_an_unterminated_last_line_at_eof() -> None:
 
 
 FAKE = r"""
-import json, sys, time
+import json, signal, sys
 args = sys.argv[1:]
 print(json.dumps({"MESSAGE": "argv " + " ".join(args), "__CURSOR": "c0"}), flush=True)
 if "--after-cursor" in args:
@@ -55,7 +55,7 @@ else:
 if "exit" in args:
     print("journalctl: boom", file=sys.stderr, flush=True)
     sys.exit(3)
-time.sleep(60)
+signal.pause()  # follow mode: wait until killed, as journalctl -f does
 """
 
 
