@@ -13,6 +13,8 @@ checks this on every golden case).
 from __future__ import annotations
 
 import re
+from itertools import compress, repeat
+from operator import contains, not_
 from typing import TYPE_CHECKING
 
 from acceptmon.model import DecodeSample, PrefillSample
@@ -33,9 +35,15 @@ EVENTS = re.compile(
 
 def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser) -> None:
     lines = chunk.lines
-    event = EVENTS.search
+    decode = list(map(contains, lines, repeat(DECODE)))
+    others = list(compress(lines, map(not_, decode)))
+    # Most chunks hold no event at all: find that out with C-level passes only.
+    if not any(map(EVENTS.search, others)) and not _has(lines, "\x1b") and not _has(lines, "\r"):
+        _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), others)
+        return
     # A Prefill line is only searched in front of its marker: the general parser
     # also takes the first marker of a line, and Prefill lines are long.
+    event = EVENTS.search
     cuts = [
         i
         for i, t in enumerate(lines)
@@ -52,6 +60,10 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser) -> None:
         _stretch(pipeline, chunk, parser, start, len(lines))
 
 
+def _has(lines: tuple[str, ...], char: str) -> bool:
+    return any(map(contains, lines, repeat(char)))
+
+
 def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None:
     record = parser.parse(text, lineno)
     if record is None:
@@ -61,11 +73,21 @@ def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None
         parser.learn(text, record)
 
 
-def _stretch(pipeline: Pipeline, chunk: Chunk, parser: LineParser, start: int, end: int) -> None:
+def _stretch(
+    pipeline: Pipeline,
+    chunk: Chunk,
+    parser: LineParser,
+    start: int,
+    end: int,
+    decode: list[str] | None = None,
+    others: list[str] | None = None,
+) -> None:
     """Lines [start, end) hold no event: bulk if the learned layouts cover them."""
     seg = chunk.lines[start:end]
-    decode = [t for t in seg if DECODE in t]
-    prefill = [t for t in seg if PREFILL in t and DECODE not in t]
+    if decode is None or others is None:
+        decode = [t for t in seg if DECODE in t]
+        others = [t for t in seg if DECODE not in t]
+    prefill = list(compress(others, map(contains, others, repeat(PREFILL))))
     if not decode and not prefill:
         return
     run = pipeline.tracker.current(chunk.source)
