@@ -45,11 +45,13 @@ class Detector:
         elif isinstance(record, Shutdown):
             self._source(record.meta.source).stop(record.meta.ts)
 
-    def evaluate(self, now: datetime | None = None) -> list[Finding]:
-        """Every open finding plus the most recently resolved ones, per source.
+    def evaluate(self, now: datetime | None = None, source: str | None = None) -> list[Finding]:
+        """Every open finding plus the most recently resolved ones, of every source.
 
-        ``now`` (naive local time like the log, or aware) only drives the
-        stall rule; without it, the newest sample time seen is used.
+        ``now`` (naive local time like the log, or aware) only drives the stall
+        rule; without it, the newest sample time seen is used. ``source`` limits
+        the work to the source that just got data (the others keep their state;
+        evaluate them all on a timer so that stalls are noticed).
         """
         if now is not None:
             now = naive_local(now)
@@ -57,8 +59,8 @@ class Detector:
             seen = [s.last_ts for s in self._sources.values() if s.last_ts is not None]
             now = max(seen) if seen else None
         out: list[Finding] = []
-        for state in self._sources.values():
-            out += state.evaluate(now)
+        for name, state in self._sources.items():
+            out += state.evaluate(now) if source is None or name == source else state.book.all()
         return out
 
     def status(self, source: str) -> SourceStatus | None:

@@ -94,6 +94,14 @@ def centi(accept_len: float) -> int:
     return round(accept_len * 100)
 
 
+_EPOCH = datetime(1970, 1, 1)
+
+
+def seconds(ts: datetime | None) -> float | None:
+    """Log time as plain seconds; log times are naive local, so any zone is just dropped."""
+    return None if ts is None else (ts.replace(tzinfo=None) - _EPOCH).total_seconds()
+
+
 class Hists:
     """Per-bucket histograms of accept len (hundredths) with a running count."""
 
@@ -123,19 +131,28 @@ class Hists:
 
 
 class Sliding(Hists):
-    """The last ``size`` intervals: the baseline a run leaves behind, or its recent state."""
+    """The last ``size`` intervals, none older than ``max_age`` seconds before the newest:
+    the baseline a run leaves behind, or its recent state."""
 
-    __slots__ = ("_items", "_size")
+    __slots__ = ("_items", "_max_age", "_size")
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_age: float | None = None) -> None:
         super().__init__()
-        self._items: deque[tuple[int, int]] = deque()
-        self._size = size
+        self._items: deque[tuple[float | None, int, int]] = deque()
+        self._size, self._max_age = size, max_age
 
-    def add(self, bucket: int, value: int) -> None:
-        if len(self._items) == self._size:
-            self.remove(*self._items.popleft())
-        self._items.append((bucket, value))
+    def _evict(self) -> None:
+        _, bucket, value = self._items.popleft()
+        self.remove(bucket, value)
+
+    def add(self, bucket: int, value: int, at: float | None = None) -> None:
+        items = self._items
+        if len(items) == self._size:
+            self._evict()
+        if at is not None and self._max_age is not None:
+            while items and (t := items[0][0]) is not None and t < at - self._max_age:
+                self._evict()
+        items.append((at, bucket, value))
         super().add(bucket, value)
 
 

@@ -1,8 +1,8 @@
 """The detector's state for one source: current run, baseline, rule watchers, findings.
 
 Memory is bounded per source: three windows (the first ``head`` intervals of
-the current run, its last ``window``, which becomes the next run's baseline,
-and its last ``recent``), one frozen baseline, the baselines of at most
+the current run, its last ``window`` within ``baseline_s``, which becomes the
+next run's baseline, and its last ``recent``), one frozen baseline, the baselines of at most
 ``MAX_OPEN_DROPS`` open drop findings, and the capped finding book.
 """
 
@@ -24,7 +24,17 @@ from acceptmon.detect.findings import (
     simple_finding,
     source_key,
 )
-from acceptmon.detect.series import Head, Point, Sliding, Strata, centi, decode_point, load_bucket, spec_point
+from acceptmon.detect.series import (
+    Head,
+    Point,
+    Sliding,
+    Strata,
+    centi,
+    decode_point,
+    load_bucket,
+    seconds,
+    spec_point,
+)
 from acceptmon.detect.watch import Drift, Persistence, Transition, stall_reason
 from acceptmon.model import ConfigDiff, DecodeSample, Finding, Run, SpecSample, SpecSettings
 
@@ -59,8 +69,9 @@ def regressed(c: Comparison | None, cfg: DetectConfig) -> bool:
 
     Large enough twice over: the medians differ by ≥ ``min_drop``, and even the
     95% bounds differ by ≥ ``min_drop_ci``. The second guards the first test of
-    a quiet run (20 noisy intervals at night), where a modest real shift plus
-    an unlucky median could otherwise pass for a regression.
+    a quiet run (20 noisy intervals at night), where a modest real shift (a
+    prompt-mix change at the restart) plus an unlucky median could otherwise
+    pass for a regression.
     """
     return (
         c is not None
@@ -91,7 +102,11 @@ class RunData:
         self.seen = 0  # busy intervals with an accept len
         self.used = 0  # of those, after the warm-up
         self.warm = False
-        self.head, self.tail, self.recent = Head(cfg.head), Sliding(cfg.window), Sliding(cfg.recent)
+        self.head, self.tail, self.recent = (
+            Head(cfg.head),
+            Sliding(cfg.window, cfg.baseline_s),
+            Sliding(cfg.recent),
+        )
         self.decided = False
         self.tested_at = 0
         self.checked_at = 0
@@ -177,8 +192,9 @@ class SourceState:
                 return
         bucket, value = load_bucket(point.running, cfg.load_buckets), centi(length)
         rd.used += 1
-        for window in (rd.head, rd.tail, rd.recent):
-            window.add(bucket, value)
+        rd.head.add(bucket, value)
+        rd.tail.add(bucket, value, seconds(point.ts))
+        rd.recent.add(bucket, value)
         if rd.floor_cfg:
             self._apply(rd.floor.step(below(point, rd.floor_cfg)), FLOOR, point)
         self._apply(rd.drift.step(bucket, length), DRIFT, point)

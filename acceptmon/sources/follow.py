@@ -17,7 +17,7 @@ from typing import Any
 from acceptmon.sources.context import FollowConfig, SourceStats
 from acceptmon.sources.filestream import FileStream, identity_of, prefix_fingerprint
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
-from acceptmon.sources.siblings import DoneFiles, find_content
+from acceptmon.sources.siblings import DoneFiles, copy_identity, find_content
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -142,10 +142,24 @@ class PathFollower:
             exclude=frozenset([s.identity]),
         )
         if found is None:
-            log.warning("%s: %s %s; no copy of the old content found", self.cfg.source, self.path, change)
+            if not self.read_past_copy(s.real, s.identity, s.fp, s.fp_len):
+                log.warning("%s: %s %s; no copy of the old content found", self.cfg.source, self.path, change)
             return False
         s.move_to(found[0])
         log.info("%s: %s %s; finishing the old content from %s", self.cfg.source, self.path, change, found[1])
+        return True
+
+    def read_past_copy(self, real: str, identity: str, fp: str, fp_len: int) -> bool:
+        """Whether this content's copy ends before where we read to: then the copy is done.
+
+        Lines written between copytruncate's copy and its truncate are in no
+        file afterwards; if we read some, the copy holds nothing new for us.
+        """
+        copy = copy_identity(real, identity, fp, fp_len, opener=self.cfg.opener) if fp_len else None
+        if copy is None:
+            return False
+        self.done.add(copy, fp, fp_len)
+        log.info("%s: %s: read past the end of the copy of %s; nothing left to read", self.cfg.source, self.path, real)
         return True
 
     def _detach(self, why: str) -> None:
@@ -198,7 +212,13 @@ class PathFollower:
         return len(self.detached)
 
     def _open_current(self) -> None:
+        self._open_path()
+        # Only now: a copytruncate caught between its copy and its truncate
+        # left a sibling starting with the new file's bytes; knowing the new
+        # file, catch_up takes that sibling for its copy, not for unread content.
         self.catch_up()
+
+    def _open_path(self) -> None:
         try:
             fd = self.cfg.opener(self.path)
         except FileNotFoundError:

@@ -60,12 +60,14 @@ def resume(f: PathFollower, state: dict[str, Any]) -> None:
     now = f.cfg.clock.monotonic()
     for e in entries:
         if fd is not None and f.current is None and _is_at_path(e, fd):
+            f.adopt(fd, e.offset, e.lineno)
             if not e.fp_len:
                 f.catch_up()  # empty then: a copytruncate since leaves no trace in it
-            f.adopt(fd, e.offset, e.lineno)
             fd = None
             continue
         s = _locate(f, e)
+        if s is None and f.read_past_copy(e.real, e.identity, e.fingerprint, e.fp_len):
+            continue
         if s is None:
             message = f"resume: lost the rest of {e.real} ({e.identity}) after offset {e.offset}"
             log.warning("%s: %s", f.cfg.source, message)
@@ -74,8 +76,10 @@ def resume(f: PathFollower, state: dict[str, Any]) -> None:
         s.idle_since = now
         f.detached.append(s)
     if fd is not None:
-        f.catch_up()
+        # Adopt first so that a copy of this file's content (copytruncate
+        # between copy and truncate) is known as its copy, not read twice.
         f.adopt(fd)
+        f.catch_up()
 
 
 def _open_quietly(f: PathFollower) -> int | None:

@@ -72,6 +72,17 @@ def find_content(
     return None
 
 
+def copy_identity(real: str, identity: str, fp: str, fp_len: int, *, opener: Opener) -> str | None:
+    """Identity of another sibling that starts with the bytes hashed in ``fp``, however long it is."""
+    found = find_content(real, identity, fp, fp_len, min_size=0, opener=opener, exclude=frozenset([identity]))
+    if found is None:
+        return None
+    try:
+        return identity_of(os.fstat(found[0]))
+    finally:
+        os.close(found[0])
+
+
 class DoneFiles:
     """Rotated siblings we need not read: finished by us, or there before we started.
 

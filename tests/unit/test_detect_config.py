@@ -23,6 +23,7 @@ def test_from_dict_reads_every_kind_of_setting():
             "warmup_intervals": 3,
             "load_buckets": [2, 8, 32],
             "silent_s": 600,
+            "baseline_s": None,
             "floor": {"accept_len": 1.5},
             "floors": {
                 "sources": {"gpu-a": {"accept_len": 2.0, "accept_rate": 0.3}},
@@ -32,6 +33,7 @@ def test_from_dict_reads_every_kind_of_setting():
     )
     assert (c.alpha, c.min_drop, c.warmup_intervals, c.load_buckets) == (0.01, 0.2, 3, (2, 8, 32))
     assert c.silent_s == 600.0
+    assert c.baseline_s is None  # explicitly off, not the default
     assert c.floor == Floor(accept_len=1.5)
     assert c.source_floors == (("gpu-a", Floor(2.0, 0.3)),)
     assert c.model_floors == (("meta-llama/Llama-3.1-8B", Floor(None, 0.25)),)

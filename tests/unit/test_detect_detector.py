@@ -266,3 +266,14 @@ def test_a_floor_breach_ends_when_the_new_run_has_no_floor():
     )
     (g,) = det.evaluate(feed.t)
     assert (g.key, g.active) == (f.key, False)
+
+
+def test_evaluating_one_source_leaves_the_others_as_they_were():
+    det = Detector()
+    busy, other = Feed(det), Feed(det, source="gpu-b")
+    busy.decode(2.4, 10, running=32)
+    other.decode(2.4, 1, running=1)
+    later = busy.t + timedelta(minutes=5)
+    assert det.evaluate(later, source="gpu-b") == []
+    assert [f.source for f in det.evaluate(later)] == ["gpu-a"]
+    assert [f.source for f in det.evaluate(later, source="gpu-b")] == ["gpu-a"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from datetime import UTC, datetime
 
 import pytest
 
@@ -14,6 +15,7 @@ from acceptmon.detect.series import (
     decode_point,
     load_bucket,
     rate_from_len,
+    seconds,
     spec_point,
 )
 from acceptmon.model import DecodeSample, Meta, SpecSample
@@ -110,3 +112,20 @@ def test_head_keeps_the_first_items_only():
     for v in (1, 2, 3, 4, 5):
         h.add(0, v)
     assert h.full and h.strata == {0: {1: 1, 2: 1, 3: 1}}
+
+
+def test_sliding_window_forgets_intervals_older_than_max_age():
+    w = Sliding(100, max_age=60.0)
+    for t in range(0, 200, 10):
+        w.add(0, t, at=float(t))
+    assert sorted(w.strata[0]) == [130, 140, 150, 160, 170, 180, 190]
+    w.add(0, 999, at=None)  # no timestamp: only the count bound applies
+    assert w.n == 8
+
+
+def test_seconds_drops_the_zone():
+    naive = datetime(2025, 6, 1, 12)
+    assert (
+        seconds(naive) == seconds(naive.replace(tzinfo=UTC)) == (naive - datetime(1970, 1, 1)).total_seconds()
+    )
+    assert seconds(None) is None
