@@ -7,7 +7,6 @@ BIN := $(VENV)/bin
 
 $(BIN)/acceptmon: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
 	$(BIN)/pip install -q -e .
 	touch $@
 
