@@ -1,0 +1,190 @@
+"""Labelled synthetic SGLang Decode series for bench/detect_eval.py.
+
+A simulated server has a per-run accept-len level (2–3, noise sd ≈ 0.25 with
+t(4) tails, larger at small batches), a diurnal load (#running-req 1–64 with
+a queue at the peak, idle gaps at night) that lowers acceptance weakly
+(−1.2% per doubling of the batch), prompt-mix shifts of ±5–8% lasting hours,
+and Decode lines every ~1–3 s while busy. Streams yield ``Run``s,
+``DecodeSample``s and ``Truth`` markers that say where a real problem starts.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from acceptmon.model import ConfigDiff, DecodeSample, Meta, Run, Shutdown, SpecSettings
+
+T0 = datetime(2025, 6, 2)
+DAY = 86_400.0
+SETTINGS = SpecSettings(algorithm="EAGLE3", num_steps=3, eagle_topk=1, num_draft_tokens=4)
+LAYERS = "draft.eagle_config.eagle_aux_hidden_state_layer_ids"
+BENIGN = "server_args.max_running_requests"
+
+
+@dataclass(frozen=True)
+class Truth:
+    """A labelled problem: which rule should catch it, in which run, from when (sim seconds)."""
+
+    rule: str
+    run_id: str
+    size: float
+    onset: float
+
+
+Item = Run | DecodeSample | Shutdown | Truth
+#: (seconds since the run start, intervals since the run start) → level multiplier
+Shape = Callable[[float, int], float]
+
+
+class Server:
+    """One simulated server; time ``t`` is seconds since ``T0``."""
+
+    def __init__(self, rng: random.Random, source: str, level: float) -> None:
+        self.rng, self.source, self.level = rng, source, level
+        self.scale = rng.uniform(0.7, 1.4)
+        self.t = 0.0
+        self.runs = 0
+        self.lineno = 0
+        self.running = 0
+        self.collapsed = False  # speculation off: nothing accepted, whatever the load or prompts
+        self._mix_until, self._mix = 0.0, 1.0
+
+    def load(self, t: float) -> float:
+        """Mean #running-req: ~1 at 04:00, up to ~70 in the afternoon."""
+        hour = (t % DAY) / 3600
+        return self.scale * (0.6 + 50 * ((1 - math.cos(2 * math.pi * (hour - 4) / 24)) / 2) ** 2)
+
+    def mix(self, t: float) -> float:
+        """Prompt-mix level: episodes of ±5–8% for 1–6 hours, each followed by a spell at the
+        normal level (a shift is a move away from normal, never straight from +8% to −8%)."""
+        if t >= self._mix_until:
+            rng = self.rng
+            self._mix_until = t + rng.uniform(3600, 6 * 3600)
+            shifted = self._mix == 1.0 and rng.random() < 0.6
+            self._mix = 1 + rng.choice((-1, 1)) * rng.uniform(0.05, 0.08) if shifted else 1.0
+        return self._mix
+
+    def start(self, diff: ConfigDiff | None, prev: str | None) -> Run:
+        self.runs += 1
+        rid = f"{self.source}#{self.runs}"
+        return Run(self.source, rid, self.when(self.t), 0, None, SETTINGS, prev, diff)
+
+    def when(self, t: float) -> datetime:
+        return T0 + timedelta(seconds=t)
+
+    def sample(self, level: float, warm: int, backlog: int) -> DecodeSample:
+        """One Decode interval at the current time; ``warm`` > 0 during the start-up burst."""
+        rng, lam = self.rng, self.load(self.t)
+        want = lam * rng.lognormvariate(0, 0.25) + backlog
+        running = max(1, min(64, round(want)))
+        queued = max(0, round(want - 64))
+        mean = level * self.mix(self.t) * (1 - 0.012 * math.log2(running))
+        sd = 0.25 * min(1.5, max(0.6, (8 / running) ** 0.25)) * (1.5 if warm else 1.0)
+        sd *= min(1.0, (mean - 1) / 1.2)  # nothing accepted has no spread
+        noise = rng.gauss(0, 1) / math.sqrt(rng.gammavariate(2, 2) / 4) / math.sqrt(2)
+        accept = round(min(4.0, max(1.0, mean + sd * noise)), 2)
+        if self.collapsed:
+            accept = round(1.0 + abs(rng.gauss(0, 0.01)), 2)
+        self.lineno += 1
+        self.running = running
+        meta = Meta(self.source, self.lineno, self.when(self.t))
+        self.t += 0.8 + 0.035 * running + rng.random() * 0.6
+        return DecodeSample(meta, running, queued, 100.0 * running, accept_len=accept)
+
+    def decode(
+        self, shape: Shape, until: float | None = None, count: int | None = None, fresh: bool = True
+    ) -> Iterator[Item]:
+        """Decode lines until time ``until`` or ``count`` lines, idling at night; a fresh run starts
+        with a queued backlog and noisier intervals."""
+        start, n, backlog = self.t, 0, self.rng.randint(10, 120) if fresh else 0
+        while (until is None or self.t < until) and (count is None or n < count):
+            lam = self.load(self.t)
+            # Decode lines stop only once the batch has drained to a request or two.
+            if lam < 3 and self.running <= 2 and self.rng.random() < 0.01 * (3 - lam):
+                self.t += self.rng.expovariate(1 / (200 * (3 - lam)))
+                continue
+            warm = max(0, 6 - n) if fresh else 0
+            yield self.sample(self.level * shape(self.t - start, n), warm, backlog if warm else 0)
+            backlog //= 2
+            n += 1
+
+    def restart(self, diff: ConfigDiff | None, prev: str) -> tuple[Shutdown, Run]:
+        """A deliberate restart: SIGTERM, 1–5 minutes of loading, a new run."""
+        self.lineno += 1
+        stop = Shutdown(Meta(self.source, self.lineno, self.when(self.t)), "SIGTERM received")
+        self.t += self.rng.uniform(60, 300)
+        return stop, self.start(diff, prev)
+
+
+def flat(_t: float, _n: int) -> float:
+    return 1.0
+
+
+def clean(seed: int, source: str, level: float, days: float) -> Iterator[Item]:
+    """Server-days with no real change: load swings, mix shifts, restarts (a third with a benign diff)."""
+    rng = random.Random(seed)
+    srv = Server(rng, source, level)
+    srv.t = rng.uniform(0, DAY)
+    end = srv.t + days * DAY
+    run = srv.start(None, None)
+    yield run
+    while srv.t < end:
+        yield from srv.decode(flat, until=min(end, srv.t + rng.expovariate(1 / DAY)))
+        if srv.t < end:
+            benign = ConfigDiff(changed=((BENIGN, 64, 48),)) if rng.random() < 1 / 3 else ConfigDiff()
+            srv.level *= rng.uniform(0.98, 1.02)
+            stop, run = srv.restart(benign, run.run_id)
+            yield from (stop, run)
+
+
+def _first_run(rng: random.Random, srv: Server, hours: tuple[float, float] = (0, 24)) -> Run:
+    srv.t = rng.uniform(*hours) * 3600
+    return srv.start(None, None)
+
+
+def change(seed: int, source: str, level: float, drop: float, rule: str, after: int = 400) -> Iterator[Item]:
+    """A baseline run, then a restart with a draft-config change that lowers accept len by ``drop``."""
+    rng = random.Random(seed)
+    srv = Server(rng, source, level)
+    base = _first_run(rng, srv)
+    yield base
+    yield from srv.decode(flat, count=rng.randint(800, 2500))
+    stop, run = srv.restart(ConfigDiff(changed=((LAYERS, [2, 20, 37], [1, 23, 44]),)), base.run_id)
+    yield from (stop, run)
+    yield Truth(rule, run.run_id, drop, srv.t)
+    srv.level = max(1.0, srv.level * (1 - drop))
+    srv.collapsed = rule == "speculation_collapsed"
+    yield from srv.decode(flat, count=after)
+
+
+def drift(seed: int, source: str, level: float, drop: float) -> Iterator[Item]:
+    """One run whose accept len slides down by ``drop`` over 10–40 minutes and stays there."""
+    rng = random.Random(seed)
+    srv = Server(rng, source, level)
+    run = _first_run(rng, srv)
+    yield run
+    onset_n, ramp_n = rng.randint(400, 1200), rng.randint(300, 1200)
+
+    def shape(_t: float, n: int) -> float:
+        return 1 - drop * min(1.0, max(0.0, (n - onset_n) / ramp_n))
+
+    yield from srv.decode(shape, count=onset_n)
+    yield Truth("acceptance_drift", run.run_id, drop, srv.t)
+    yield from srv.decode(lambda t, n: shape(t, n + onset_n), count=ramp_n + 600, fresh=False)
+
+
+def stall(seed: int, source: str, level: float) -> Iterator[Item]:
+    """A busy server whose Decode lines stop for 5–20 minutes, then resume."""
+    rng = random.Random(seed)
+    srv = Server(rng, source, level)
+    srv.scale = rng.uniform(1.0, 1.4)
+    run = _first_run(rng, srv, (9, 20))  # at night a hang looks like idleness: see stall_reason
+    yield run
+    yield from srv.decode(flat, count=rng.randint(100, 600))
+    yield Truth("log_stalled", run.run_id, 0.0, srv.t)
+    srv.t += rng.uniform(300, 1200)
+    yield from srv.decode(flat, count=50)
