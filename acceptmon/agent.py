@@ -2,10 +2,12 @@
 
 One ingestion loop polls every source (polls never block: SSH sources do
 their network I/O on their own threads), feeds the pipeline and commits
-positions. Positions, counters and run state are checkpointed together,
-atomically, so a ``kill -9`` at any moment costs a re-read of the lines since
-the last checkpoint and nothing else: the re-read lines are counted onto the
-counters as they stood at that checkpoint, so each line counts exactly once.
+positions. Positions, counters, run state and the detector's state (open
+findings, baselines) are checkpointed together, atomically, so a ``kill -9``
+at any moment costs a re-read of the lines since the last checkpoint and
+nothing else: the re-read lines are counted onto the counters, and fed to
+the detector, as they stood at that checkpoint, so each line counts exactly
+once and an open finding stays open across the restart.
 """
 
 from __future__ import annotations
@@ -77,6 +79,9 @@ class Agent:
         with self.lock:
             self.pipeline.restore(saved.get("pipeline", {}))
             self.tracker.restore(saved.get("runs", {}))
+            self._restore_findings(saved)
+        # Log time as "now": the agent's own downtime must not look like a stalled log.
+        self.evaluate(wall_clock=False)
         for cfg in self.config.sources:
             self._add_source(cfg)
         # A source starts at its first poll; checkpoint right away so a crash
@@ -174,7 +179,7 @@ class Agent:
         """Apply a reloaded config: sources whose settings did not change keep their position."""
         wanted = {s.name: s for s in config.sources}
         with self.lock:
-            self._saved = self.checkpoint_state()["sources"]
+            self._saved = self._positions()
             for name, (old, source) in list(self.sources.items()):
                 if wanted.get(name) != old:
                     source.close()
@@ -189,13 +194,39 @@ class Agent:
 
     def checkpoint_state(self) -> dict[str, Any]:
         with self.lock:
-            sources = {name: src.checkpoint() for name, (_, src) in self.sources.items()}
             return {
                 "version": CHECKPOINT_VERSION,
-                "sources": {**self._saved, **sources},
+                "sources": self._positions(),
                 "pipeline": self.pipeline.checkpoint(),
                 "runs": self.tracker.checkpoint(),
+                "detector": self.detector.checkpoint(),
+                "announced": self._announced(),
             }
+
+    def _positions(self) -> dict[str, Any]:
+        sources = {name: src.checkpoint() for name, (_, src) in self.sources.items()}
+        return {**self._saved, **sources}
+
+    def _announced(self) -> dict[str, Any]:
+        """Keys already announced (of the findings the detector still holds) and the counts raised."""
+        held = {f.key for f in self.detector.findings()}
+        raised = [[*key, n] for key, n in sorted(self.raised.items())]
+        return {"keys": sorted(self._fired & held), "raised": raised}
+
+    def _restore_findings(self, saved: dict[str, Any]) -> None:
+        """The detector's state, and what was announced of it: an open finding stays open across
+        a restart (no false resolution) and is neither logged nor counted as new again."""
+        current = [run for s in self.tracker.sources() if (run := self.tracker.current(s)) is not None]
+        self.detector.restore(saved.get("detector") or {}, current)
+        announced = saved.get("announced") or {}
+        try:
+            keys = {str(k) for k in announced.get("keys", [])}
+            raised = {(str(r), str(s), str(v)): int(n) for r, s, v, n in announced.get("raised", [])}
+        except (AttributeError, TypeError, ValueError):
+            log.warning("announced findings in the checkpoint unreadable; counting findings afresh")
+            keys, raised = set(), {}
+        self._fired = keys & {f.key for f in self.detector.findings()}
+        self.raised = Counter(raised)
 
     def save_checkpoint(self) -> bool:
         try:
@@ -242,6 +273,8 @@ class Agent:
         """Without ``wall_clock`` the log's own time is "now", so a backlog cannot look stalled."""
         with self.lock:
             findings = self.detector.evaluate(datetime.now() if wall_clock else None)
+            if findings != self.findings:  # e.g. a stall, with no new line to mark the state dirty
+                self._dirty = True
         for f in findings:
             if f.active and f.key not in self._fired:
                 self._fired.add(f.key)

@@ -8,11 +8,17 @@ n/32 intervals), so calling it after every Decode line stays cheap.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import Any
 
+from acceptmon.detect import persist
 from acceptmon.detect.config import DetectConfig
 from acceptmon.detect.source import SourceState, SourceStatus
 from acceptmon.model import DecodeSample, Finding, Record, Run, Shutdown, SpecSample
+
+log = logging.getLogger("acceptmon.detect")
 
 
 def naive_local(ts: datetime) -> datetime:
@@ -66,3 +72,34 @@ class Detector:
     def status(self, source: str) -> SourceStatus | None:
         state = self._sources.get(source)
         return state.status() if state else None
+
+    def findings(self) -> list[Finding]:
+        """What the last evaluations left, without evaluating (e.g. just after a restore)."""
+        return [f for state in self._sources.values() for f in state.book.all()]
+
+    def checkpoint(self) -> dict[str, Any]:
+        """Every source's state as JSON-able data (a few tens of KB per source at most)."""
+        return persist.dump(self._sources)
+
+    def restore(self, data: Mapping[str, Any], current: Iterable[Run] = ()) -> None:
+        """Replace the state with a checkpoint's, then follow ``current`` (the run tracker's
+        restored current runs) wherever the checkpoint did not already.
+
+        State that cannot be used is logged once and the detector starts afresh: a lost
+        baseline costs one missed comparison, a crash loop costs every one.
+        """
+        self._sources = {}
+        if data:
+            try:
+                self._sources = persist.load(data, self.config)
+            except persist.StateError as exc:
+                log.warning("%s; starting the detector afresh", exc)
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+                # The type only: the state holds config values, which may be secrets.
+                log.warning(
+                    "detector state unreadable (%s); starting the detector afresh", type(exc).__name__
+                )
+        for run in current:
+            state = self._sources.get(run.source)
+            if state is None or state.current.run.run_id != run.run_id:
+                self.observe_run_start(run)

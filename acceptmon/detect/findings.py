@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -147,3 +147,7 @@ class Book:
 
     def all(self) -> list[Finding]:
         return list(self._items.values())
+
+    def load(self, findings: Iterable[Finding]) -> None:
+        """Refill from a checkpoint in ``all()`` order, which decides which resolved one goes first."""
+        self._items = {f.key: f for f in findings}

@@ -155,6 +155,22 @@ class Sliding(Hists):
         items.append((at, bucket, value))
         super().add(bucket, value)
 
+    def entries(self) -> list[tuple[float | None, int, int]]:
+        """(time, bucket, value) oldest first: the order decides what is evicted next."""
+        return list(self._items)
+
+    @classmethod
+    def restored(
+        cls, size: int, max_age: float | None, entries: Sequence[tuple[float | None, int, int]]
+    ) -> Sliding:
+        """A window refilled from a checkpoint as it was (not replayed: replaying could evict by age
+        what an out-of-order time once shielded); only a smaller ``size`` drops the oldest."""
+        window = cls(size, max_age)
+        for at, bucket, value in entries[max(0, len(entries) - size) :]:
+            window._items.append((at, bucket, value))
+            Hists.add(window, bucket, value)
+        return window
+
 
 class Head(Hists):
     """The first ``size`` intervals of a run: what a config change is judged on."""

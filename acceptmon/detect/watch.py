@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Iterable
 from typing import Literal
 
 from acceptmon.detect.series import Point
@@ -32,6 +33,16 @@ class Persistence:
     @property
     def bad(self) -> int:
         return self._bad
+
+    @property
+    def flags(self) -> tuple[bool, ...]:
+        return tuple(self._flags)
+
+    def load(self, flags: Iterable[bool]) -> None:
+        """Refill the window from a checkpoint; nothing fires (``active`` comes with the checkpoint)."""
+        self._flags.clear()
+        self._flags.extend(bool(f) for f in flags)
+        self._bad = sum(self._flags)
 
     def step(self, bad: bool) -> Transition:
         if len(self._flags) == self._flags.maxlen:
@@ -70,6 +81,20 @@ class Drift:
         self.sum = 0.0
         self.level = 0.0  # smoothed recent shortfall, for the summary
         self.active = False
+
+    @property
+    def refs(self) -> dict[int, float]:
+        """Reference level per load bucket (read-only by convention)."""
+        return self._refs
+
+    @property
+    def learning(self) -> dict[int, list[float]]:
+        """Values seen per bucket that has no reference yet (read-only by convention)."""
+        return self._learning
+
+    def load(self, refs: dict[int, float], learning: dict[int, list[float]]) -> None:
+        """Restore the references from a checkpoint (``sum``, ``level``, ``active`` are plain fields)."""
+        self._refs, self._learning = refs, learning
 
     def reference(self) -> float | None:
         """The mean reference over buckets seen, for reporting."""
