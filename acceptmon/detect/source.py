@@ -40,6 +40,8 @@ from acceptmon.model import ConfigDiff, DecodeSample, Finding, Run, SpecSample, 
 
 #: Open drop findings whose baselines are kept for the recovery check; the oldest beyond it is closed.
 MAX_OPEN_DROPS = 8
+#: Diffs kept since the baseline run before they are folded into one.
+MAX_PENDING = 16
 #: Re-check recovery every this many new intervals (the comparison is the costly part).
 RECHECK = 5
 
@@ -144,6 +146,8 @@ class SourceState:
         if run.previous_run_id is None:
             self.baseline, self.pending = None, []
         self.pending.append(run.diff)
+        if len(self.pending) > MAX_PENDING:  # a crash loop: fold, composing is associative
+            self.pending = [compose(self.pending)]
         self.book.resolve(source_key(DRIFT, self.source, old.run.run_id), self.last_ts)
         self.book.resolve(source_key(STALLED, self.source), run.started or self.last_ts)
         collapsed = self.book.active(source_key(COLLAPSED, self.source))

@@ -109,3 +109,19 @@ def test_book_keeps_keys_stable_and_caps_resolved_findings():
 def test_source_keys():
     assert source_key("log_stalled", "gpu-a") == "log_stalled:gpu-a"
     assert source_key("acceptance_drift", "gpu-a", "B") == "acceptance_drift:gpu-a:B"
+
+
+def test_pending_diffs_stay_bounded_in_a_crash_loop() -> None:
+    from acceptmon.detect.config import DetectConfig
+    from acceptmon.detect.source import MAX_PENDING, SourceState
+    from acceptmon.model import ConfigDiff, Run, SpecSettings
+
+    state = SourceState("s", DetectConfig())
+    for i in range(200):
+        diff = ConfigDiff(changed=(("args.x", i, i + 1),))
+        state.start_run(Run("s", f"r{i + 2}", None, i, None, SpecSettings(), f"r{i + 1}", diff))
+    assert len(state.pending) <= MAX_PENDING + 1
+    from acceptmon.detect.findings import compose
+
+    net = compose(state.pending)
+    assert net is not None and net.changed == (("args.x", 0, 200),)
