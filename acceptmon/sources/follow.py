@@ -159,7 +159,12 @@ class PathFollower:
         if copy is None:
             return False
         self.done.add(copy, fp, fp_len)
-        log.info("%s: %s: read past the end of the copy of %s; nothing left to read", self.cfg.source, self.path, real)
+        log.info(
+            "%s: %s: read past the end of the copy of %s; nothing left to read",
+            self.cfg.source,
+            self.path,
+            real,
+        )
         return True
 
     def _detach(self, why: str) -> None:
