@@ -63,6 +63,8 @@ class Agent:
         self.checkpoint_at: float | None = None
         self.checkpoint_errors = 0
         self._dirty = False
+        #: Whether the last step left unread data behind (then the loop does not sleep).
+        self.backlog = False
         self.notify_worker: Any = None
         self._saved: dict[str, Any] = {}
 
@@ -130,6 +132,7 @@ class Agent:
     def step(self, budget: int = 64) -> int:
         """Poll every source once (at most ``budget`` chunks each); return lines processed."""
         total = 0
+        self.backlog = False
         for name, (_, source) in list(self.sources.items()):
             for _ in range(budget):
                 chunks = source.poll()
@@ -141,6 +144,8 @@ class Agent:
                         source.commit(chunk)
                         self._dirty = True
                     total += len(chunk.lines)
+            else:
+                self.backlog = True  # budget spent with data left: come back without waiting
             self._count_overlong(name, source)
         return total
 
@@ -156,7 +161,7 @@ class Agent:
         """Ingest until ``stop`` is set; ``reload`` asks for a config reload (SIGHUP)."""
         next_checkpoint = next_eval = 0.0
         while not stop.is_set():
-            busy = self.step() > 0
+            self.step()
             now = time.monotonic()
             if self.watched.changed():
                 self._watched_changed()
@@ -169,7 +174,7 @@ class Agent:
             if reload is not None and reload.is_set():
                 reload.clear()
                 self.reload_requested()
-            if not busy:
+            if not self.backlog:
                 self.waker.wait(self.config.poll_interval)
 
     def reload_requested(self) -> None:

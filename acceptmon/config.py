@@ -78,7 +78,7 @@ class Config:
     listen: str = DEFAULT_LISTEN
     state_dir: str = DEFAULT_STATE_DIR
     poll_interval: float = 0.25
-    checkpoint_interval: float = 1.0
+    checkpoint_interval: float = 5.0
     sources: tuple[SourceConfig, ...] = ()
     read_draft_config: bool = True
     watch_files: tuple[str, ...] = ()
@@ -173,7 +173,7 @@ def from_mapping(raw: Mapping[str, Any], extra_sources: list[str] | None = None)
         listen=listen,
         state_dir=str(raw.get("state_dir", DEFAULT_STATE_DIR)),
         poll_interval=_number(raw, "poll_interval", 0.25, problems, ""),
-        checkpoint_interval=_number(raw, "checkpoint_interval", 1.0, problems, ""),
+        checkpoint_interval=_number(raw, "checkpoint_interval", 5.0, problems, ""),
         sources=kept,
         read_draft_config=bool(raw.get("read_draft_config", True)),
         watch_files=tuple(watch),
