@@ -24,7 +24,7 @@ from typing import Any
 from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.config import Config, SourceConfig
 from acceptmon.detect import DetectConfig, Detector
-from acceptmon.draftconfig import read_draft_config
+from acceptmon.draftconfig import read_draft_config, read_local
 from acceptmon.model import Finding, Run
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker
@@ -249,8 +249,7 @@ class Agent:
 
     def _read_draft(self, source: str, draft_path: str) -> dict[str, Any] | None:
         entry = self.sources.get(source)
-        reader = factory.host_reader(*entry) if entry else None
-        return read_draft_config(draft_path, reader) if reader else read_draft_config(draft_path)
+        return read_draft_config(draft_path, factory.host_reader(*entry) if entry else read_local)
 
     def _run_started(self, run: Run) -> None:
         # The ending run's verdict first: a backlog (agent deployed or down

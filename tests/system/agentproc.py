@@ -6,7 +6,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,11 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.system.tools import free_port
 
 
 class AgentProcess:

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from acceptmon.sources.ssh_settings import SSHSettings
+from tests.system.tools import free_port
 
 SSHD = "/usr/sbin/sshd"
 SSH_KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
@@ -31,12 +32,6 @@ def require_sshd() -> None:
     if os.path.exists(SSHD) and os.path.exists(SSH_KEYGEN):
         return
     pytest.fail(f"{SSHD} or ssh-keygen missing: `make test` installs them (scripts/system-deps.sh)")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def keygen(path: Path, kind: str = "ed25519") -> Path:
