@@ -67,6 +67,9 @@ class Agent:
         self.backlog = False
         self.notify_worker: Any = None
         self._saved: dict[str, Any] = {}
+        #: Whether the last load or reload of the settings took, and when one last did.
+        self.reload_ok = True
+        self.reload_at = self.clock.now()
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -110,13 +113,18 @@ class Agent:
         log.info("following %s as source %r", cfg.path, cfg.name)
 
     def _start_notifier(self) -> None:
-        if not self.config.notify:
-            return
+        self.notify_worker = self._notify_worker(self.config)
+        if self.notify_worker is not None:
+            self.notify_worker.start()
+
+    def _notify_worker(self, config: Config) -> Any:
+        """A worker (not started) for ``config``'s notifiers; raises ``NotifyConfigError``."""
+        if not config.notify:
+            return None
         from acceptmon.notify import NotifyWorker, build_notifier, parse_notify_config
 
-        notifier = build_notifier(parse_notify_config(self.config.notify), self.state_dir / "notify")
-        self.notify_worker = NotifyWorker(notifier)
-        self.notify_worker.start()
+        notifier = build_notifier(parse_notify_config(config.notify), self.state_dir / "notify")
+        return NotifyWorker(notifier)
 
     def close(self) -> None:
         """Checkpoint what has been processed and release everything (fast: no draining)."""
@@ -180,8 +188,17 @@ class Agent:
     def reload_requested(self) -> None:
         """Replaced by the daemon, which knows where the config came from."""
 
+    def reload_done(self, ok: bool) -> None:
+        """Record a reload's outcome for ``acceptmon_config_last_reload_*``."""
+        self.reload_ok = ok
+        if ok:
+            self.reload_at = self.clock.now()
+
     def reconfigure(self, config: Config) -> None:
-        """Apply a reloaded config: sources whose settings did not change keep their position."""
+        """Apply reloaded settings to every stage; sources whose settings did not change keep
+        their position. The notifiers are rebuilt first (raising ``NotifyConfigError``, with
+        nothing changed, if they cannot be); their queues persist, so nothing is lost."""
+        self._swap_notifier(config)
         wanted = {s.name: s for s in config.sources}
         with self.lock:
             self._saved = self._positions()
@@ -193,7 +210,38 @@ class Agent:
                 if name not in self.sources:
                     self._add_source(cfg)
             self.config = config
-            self.detector.config = DetectConfig.from_dict(config.detect)
+            self.watched = WatchedFiles(config.watch_files)
+            self.tracker.configure(
+                self._read_draft if config.read_draft_config else None, self.watched.snapshot
+            )
+            self._reconfigure_detector(DetectConfig.from_dict(config.detect))
+
+    def _swap_notifier(self, config: Config) -> None:
+        """Stop the old worker (pending notifications stay on disk) and start the new one;
+        if the new one cannot be built, the old one resumes and the error propagates."""
+        old = self.notify_worker
+        if old is not None:
+            old.stop()
+        try:
+            new = self._notify_worker(config)
+        except Exception:
+            if old is not None:
+                from acceptmon.notify import NotifyWorker
+
+                self.notify_worker = NotifyWorker(old.notifier)
+                self.notify_worker.start()
+            raise
+        self.notify_worker = new
+        if new is not None:
+            new.start()
+
+    def _reconfigure_detector(self, config: DetectConfig) -> None:
+        """New thresholds for the sources already followed too: their state is carried over
+        through the checkpoint form (exact), read back under the new settings."""
+        state = self.detector.checkpoint()
+        self.detector.config = config
+        current = [run for s in self.tracker.sources() if (run := self.tracker.current(s)) is not None]
+        self.detector.restore(state, current)
 
     # -- checkpoints ---------------------------------------------------------------------
 

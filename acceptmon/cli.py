@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
-from acceptmon import __version__
+from acceptmon import __version__, startup
 
 EPILOG = """\
 examples:
@@ -46,8 +48,12 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return daemon.run(args.config, args.sources, overrides)
     except ConfigError as exc:
+        where = f"{args.config}: " if args.config else ""
+        print(f"acceptmon: {where}{exc}", file=sys.stderr)
+        return startup.SETTINGS
+    except startup.StartupError as exc:
         print(f"acceptmon: {exc}", file=sys.stderr)
-        return 2
+        return exc.code
 
 
 def _check_config(args: argparse.Namespace) -> int:
@@ -57,7 +63,7 @@ def _check_config(args: argparse.Namespace) -> int:
         cfg = load(args.config, args.sources)
     except ConfigError as exc:
         print(f"acceptmon: {args.config}: {exc}", file=sys.stderr)
-        return 2
+        return startup.SETTINGS
     kinds = ", ".join(f"{s.name} ({s.kind})" for s in cfg.sources) or "none"
     print(f"{args.config}: OK; listen {cfg.listen}, state {cfg.state_dir}; sources: {kinds}")
     return 0
@@ -68,7 +74,7 @@ def _notify_test(args: argparse.Namespace) -> int:
     from acceptmon.notify import NotifyConfigError, parse_notify_config, send_test_message
 
     try:
-        cfg = load(args.config)
+        cfg = load(args.config, require_sources=False)
         ok, message = send_test_message(parse_notify_config(cfg.notify))
     except (ConfigError, NotifyConfigError) as exc:
         print(f"acceptmon: {exc}", file=sys.stderr)
@@ -128,7 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Follow SGLang/vLLM logs live and serve Prometheus metrics, /api/findings and "
         "/api/runs. A SOURCE is a file path or glob (quote it), '-' for standard input, "
         "journald:UNIT, or ssh://[user@]host[:port]/path. Positions and counters are checkpointed "
-        "in the state directory; SIGTERM checkpoints and exits, SIGHUP reloads the config.",
+        "in the state directory; SIGTERM checkpoints and exits, SIGHUP reloads the settings "
+        "(a reload with invalid settings keeps the running ones).",
+        epilog=startup.EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("sources", nargs="*", metavar="SOURCE", help="log sources in addition to the config's")
     run.add_argument("--config", metavar="FILE", help="YAML config (see deploy/acceptmon.example.yaml)")
@@ -143,8 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser(
         "check-config",
-        help="validate a config file and report every problem at once",
-        description="Validate a config file (and optional extra sources); exit 2 listing every problem. "
+        help="validate a settings file and report every problem at once",
+        description="Validate a settings file (and optional extra sources) with the same checks "
+        "`run` and a SIGHUP reload make: what it accepts starts. Exit 2 listing every problem. "
         "Secrets such as webhook URLs are checked but never printed.",
     )
     check.add_argument("config", metavar="FILE")
@@ -185,6 +195,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # the last resort: each known failure has its own message and code
+        return _internal_error(exc, args.verbose)
+
+
+def _internal_error(exc: Exception, verbose: bool) -> int:
+    """One line naming the exception type and where it was raised (its message may hold a
+    secret, so it is not shown); the traceback only with ``--verbose``."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    print(
+        f"acceptmon: internal error: {type(exc).__name__}{where}; please report it "
+        "(run with --verbose for the traceback)",
+        file=sys.stderr,
+    )
+    if verbose:
+        logging.getLogger("acceptmon").error("traceback", exc_info=exc)
+    return startup.RUNTIME
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from acceptmon.suggest import unknown_keys
+
 DEFAULT_LISTEN = "127.0.0.1:9469"
 DEFAULT_STATE_DIR = "/var/lib/acceptmon"
 
@@ -47,7 +49,7 @@ class ConfigError(ValueError):
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
-        super().__init__("invalid configuration:\n" + "\n".join(f"  - {p}" for p in problems))
+        super().__init__("invalid settings:\n" + "\n".join(f"  - {p}" for p in problems))
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +92,60 @@ class Config:
         return host.strip("[]") or "0.0.0.0", int(port)
 
 
+#: Per-source keys only ``ssh://`` sources read (``sources/ssh_settings.py`` checks them).
+_SSH_KEYS = {"known_hosts", "ssh_config", "identity_file", "accept_unknown_host_key", "poll_interval"}
+
+
 def _number(raw: Mapping[str, Any], key: str, default: float, problems: list[str], where: str) -> float:
     value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e9:  # NaN fails too
         problems.append(f"{where}{key}: expected a positive number of seconds, got {value!r}")
         return default
     return float(value)
+
+
+def _bool(raw: Mapping[str, Any], key: str, default: bool, problems: list[str], where: str) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        problems.append(f"{where}{key}: expected true or false (a YAML bool), got {value!r}")
+        return default
+    return value
+
+
+def _listen(value: Any, problems: list[str]) -> str:
+    """``HOST:PORT``; an IPv6 host in brackets; an empty host means every address."""
+    text = value if isinstance(value, str) else ""
+    host, sep, port = text.rpartition(":")
+    bracketed = host.startswith("[") and host.endswith("]") and len(host) > 2
+    ok = (
+        bool(sep)
+        and port.isascii()
+        and port.isdigit()
+        and 1 <= int(port) <= 65535
+        and (bracketed or not any(c in host for c in "[]:"))
+        and not any(c.isspace() or c in "/@" for c in host)
+    )
+    if not ok:
+        problems.append(
+            f"listen: expected HOST:PORT with PORT from 1 to 65535 (e.g. 127.0.0.1:9469, [::1]:9469), "
+            f"got {value!r}"
+        )
+        return DEFAULT_LISTEN
+    return text
+
+
+def _path_problem(path: str) -> str | None:
+    """What is wrong with a source path that the kinds themselves do not catch."""
+    if path.lower().startswith("ssh:") and not path.startswith("ssh://"):
+        return (
+            f"{path!r} is not an ssh:// URL: write ssh://[user@]host[:port]/absolute/path "
+            "(a local file named like this: ./" + path + ")"
+        )
+    if path.startswith("journald:") and not path[len("journald:") :].strip():
+        return "journald source needs a unit: journald:sglang.service"
+    if "\x00" in path:
+        return "contains a NUL character"
+    return None
 
 
 def _source(item: Any, i: int, default_begin: bool, problems: list[str]) -> SourceConfig | None:
@@ -105,55 +155,55 @@ def _source(item: Any, i: int, default_begin: bool, problems: list[str]) -> Sour
     if not isinstance(item, Mapping):
         problems.append(f"{where}: expected a path or a mapping with 'path', got {type(item).__name__}")
         return None
-    unknown = sorted(set(item) - _SOURCE_KEYS)
-    if unknown:
-        problems.append(
-            f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_SOURCE_KEYS))})"
-        )
+    problems += unknown_keys(item, _SOURCE_KEYS, where)
     path = item.get("path")
     if not isinstance(path, str) or not path.strip():
         problems.append(
             f"{where}.path: required, a file path or glob, '-', 'journald:UNIT' or 'ssh://host/path'"
         )
         return None
-    if path.startswith("ssh://") and "/" not in path[len("ssh://") :]:
-        problems.append(
-            f"{where}.path: ssh source needs an absolute remote path: ssh://[user@]host[:port]/path"
-        )
-    if path.startswith("journald:") and not path[len("journald:") :]:
-        problems.append(f"{where}.path: journald source needs a unit: journald:sglang.service")
-    begin = item.get("read_from_beginning", default_begin)
-    if not isinstance(begin, bool):
-        problems.append(f"{where}.read_from_beginning: expected true or false")
-        begin = default_begin
+    before = len(problems)
+    wrong = _path_problem(path)
+    if wrong:
+        problems.append(f"{where}.path: {wrong}")
+    begin = _bool(item, "read_from_beginning", default_begin, problems, f"{where}.")
     name = item.get("name", path)
-    if not isinstance(name, str) or not name:
-        problems.append(f"{where}.name: expected a non-empty string")
+    if not isinstance(name, str) or not name.strip():
+        problems.append(f"{where}.name: expected a non-empty string, got {name!r}")
         name = path
     options = tuple(
-        sorted((k, v) for k, v in item.items() if k not in {"path", "name", "read_from_beginning"})
-    )
-    return SourceConfig(path=path, name=name, read_from_beginning=begin, options=options)
-
-
-def from_mapping(raw: Mapping[str, Any], extra_sources: list[str] | None = None) -> Config:
-    problems: list[str] = []
-    unknown = sorted(set(raw) - _TOP_KEYS)
-    if unknown:
-        problems.append(
-            f"unknown top-level key(s) {', '.join(unknown)} (known: {', '.join(sorted(_TOP_KEYS))})"
+        sorted(
+            (k, v)
+            for k, v in item.items()
+            if isinstance(k, str) and k in _SOURCE_KEYS - {"path", "name", "read_from_beginning"}
         )
-    listen = str(raw.get("listen", DEFAULT_LISTEN))
-    _host, sep, port = listen.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        problems.append(f"listen: expected HOST:PORT, got {listen!r}")
-    begin = raw.get("read_from_beginning", True)
-    if not isinstance(begin, bool):
-        problems.append("read_from_beginning: expected true or false")
-        begin = True
-    items = raw.get("sources") or []
+    )
+    source = SourceConfig(path=path, name=name, read_from_beginning=begin, options=options)
+    if source.kind == "ssh":
+        from acceptmon.sources.ssh_settings import check_source
+
+        problems += check_source(path, dict(options), f"{where}.")
+    else:
+        problems += [f"{where}.{k}: only ssh:// sources use it" for k, _ in options if k in _SSH_KEYS]
+    return source if len(problems) == before else None
+
+
+def from_mapping(
+    raw: Mapping[str, Any], extra_sources: list[str] | None = None, require_sources: bool = True
+) -> Config:
+    """Validate parsed settings; raise one ``ConfigError`` listing every problem."""
+    problems = unknown_keys(raw, _TOP_KEYS, "top level")
+    listen = _listen(raw.get("listen", DEFAULT_LISTEN), problems)
+    state_dir = raw.get("state_dir", DEFAULT_STATE_DIR)
+    if not isinstance(state_dir, str) or not state_dir.strip() or "\x00" in state_dir:
+        problems.append(f"state_dir: expected a directory path, got {state_dir!r}")
+        state_dir = DEFAULT_STATE_DIR
+    begin = _bool(raw, "read_from_beginning", True, problems, "")
+    items = raw.get("sources")
+    if items is None:
+        items = []
     if not isinstance(items, list):
-        problems.append("sources: expected a list")
+        problems.append(f"sources: expected a list, got {type(items).__name__}")
         items = []
     sources = [_source(item, i, begin, problems) for i, item in enumerate([*items, *(extra_sources or [])])]
     kept = tuple(s for s in sources if s is not None)
@@ -162,23 +212,30 @@ def from_mapping(raw: Mapping[str, Any], extra_sources: list[str] | None = None)
         problems.append(f"sources: the name {dup!r} is used twice; names become the 'source' label")
     if sum(s.kind == "stdin" for s in kept) > 1:
         problems.append("sources: standard input ('-') can be read only once")
-    watch = raw.get("watch_files") or []
-    if not isinstance(watch, list) or not all(isinstance(w, str) for w in watch):
-        problems.append("watch_files: expected a list of file paths")
+    if require_sources and not items and not extra_sources:
+        problems.append("no sources: name log files on the command line or under 'sources:'")
+    watch = raw.get("watch_files")
+    if watch is None:
         watch = []
+    if not isinstance(watch, list) or not all(isinstance(w, str) and w.strip() for w in watch):
+        problems.append(f"watch_files: expected a list of file paths, got {watch!r}")
+        watch = []
+    sections: dict[str, Mapping[str, Any]] = {}
     for section in ("detect", "notify"):
-        if not isinstance(raw.get(section) or {}, Mapping):
-            problems.append(f"{section}: expected a mapping")
+        value = raw.get(section)
+        if value is not None and not isinstance(value, Mapping):
+            problems.append(f"{section}: expected a mapping, got {type(value).__name__}")
+        sections[section] = value if isinstance(value, Mapping) else {}
     config = Config(
         listen=listen,
-        state_dir=str(raw.get("state_dir", DEFAULT_STATE_DIR)),
+        state_dir=state_dir,
         poll_interval=_number(raw, "poll_interval", 0.25, problems, ""),
         checkpoint_interval=_number(raw, "checkpoint_interval", 5.0, problems, ""),
         sources=kept,
-        read_draft_config=bool(raw.get("read_draft_config", True)),
+        read_draft_config=_bool(raw, "read_draft_config", True, problems, ""),
         watch_files=tuple(watch),
-        detect=dict(raw.get("detect") or {}),
-        notify=dict(raw.get("notify") or {}),
+        detect=dict(sections["detect"]),
+        notify=dict(sections["notify"]),
     )
     problems += _section_problems(config)
     if problems:
@@ -203,18 +260,29 @@ def _section_problems(config: Config) -> list[str]:
 
 
 def load(
-    path: str | None, extra_sources: list[str] | None = None, overrides: Mapping[str, Any] | None = None
+    path: str | None,
+    extra_sources: list[str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    require_sources: bool = True,
 ) -> Config:
-    """Read ``path`` (if any), add command-line sources and flags, validate."""
+    """Read ``path`` (if any), add command-line sources and flags, validate.
+
+    ``check-config``, ``run`` and a SIGHUP reload all come here, so what one
+    accepts the others start; anything wrong is a ``ConfigError``, never a crash.
+    """
     raw: Any = {}
     if path:
         try:
-            raw = yaml.safe_load(Path(path).read_text()) or {}
+            raw = yaml.safe_load(Path(path).read_bytes())
         except OSError as exc:
             raise ConfigError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
         except yaml.YAMLError as exc:
             raise ConfigError([f"{path}: not valid YAML: {exc}"]) from None
+        except (ValueError, RecursionError, OverflowError) as exc:  # e.g. a date out of range
+            raise ConfigError([f"{path}: not valid YAML: {type(exc).__name__}: {exc}"]) from None
+        if raw is None:
+            raw = {}
         if not isinstance(raw, Mapping):
-            raise ConfigError([f"{path}: expected a mapping at the top level"])
+            raise ConfigError([f"{path}: expected a mapping at the top level, got {type(raw).__name__}"])
     merged = {**raw, **{k: v for k, v in (overrides or {}).items() if v is not None}}
-    return from_mapping(merged, extra_sources)
+    return from_mapping(merged, extra_sources, require_sources)

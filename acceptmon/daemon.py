@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import signal
 import threading
 from typing import Any
 
 from acceptmon import config as config_mod
+from acceptmon import startup
 from acceptmon.agent import Agent
 from acceptmon.export import render
 from acceptmon.findings_json import finding_json
-from acceptmon.health import checkpoint_metrics, finding_metrics, notify_metrics, source_metrics
+from acceptmon.health import (
+    checkpoint_metrics,
+    finding_metrics,
+    notify_metrics,
+    reload_metrics,
+    source_metrics,
+)
+from acceptmon.notify.config import NotifyConfigError
 from acceptmon.runstate import run_to_dict
 from acceptmon.server import HttpServer, json_route, metrics_route
 
@@ -22,6 +31,7 @@ def _metrics(agent: Agent) -> str:
     def extras() -> Any:
         yield from source_metrics(agent.health())
         yield from checkpoint_metrics(agent.checkpoint_age(), agent.checkpoint_errors)
+        yield from reload_metrics(agent.reload_ok, agent.reload_at)
         yield from finding_metrics(agent.findings, agent.raised)
         if agent.notify_worker is not None:
             from acceptmon.notify import OUTCOMES
@@ -42,8 +52,9 @@ def _runs(agent: Agent) -> list[dict[str, Any]]:
     return out
 
 
-def serve(agent: Agent) -> HttpServer:
-    host, port = agent.config.listen_addr()
+def serve(agent: Agent, cfg: config_mod.Config | None = None) -> HttpServer:
+    """Bind and start the HTTP server for ``cfg`` (default: the agent's); OSError if it cannot bind."""
+    host, port = (cfg or agent.config).listen_addr()
     routes = {
         "/metrics": metrics_route(lambda: _metrics(agent)),
         "/healthz": lambda: ("text/plain", b"ok\n"),
@@ -70,8 +81,7 @@ def _watch(agent: Agent) -> Any:
 
 def run(path: str | None, sources: list[str], overrides: dict[str, Any]) -> int:
     cfg = config_mod.load(path, sources, overrides)
-    if not cfg.sources:
-        raise config_mod.ConfigError(["no sources: name log files on the command line or under 'sources:'"])
+    startup.check_state_dir(cfg.state_dir)
     stop, reload = threading.Event(), threading.Event()
     agent = Agent(cfg)
 
@@ -88,28 +98,105 @@ def run(path: str | None, sources: list[str], overrides: dict[str, Any]) -> int:
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGHUP, on_hup)
-    agent.open()
-    server = serve(agent)
+    try:
+        server = serve(agent)
+    except OSError as exc:
+        raise startup.listen_failed(cfg.listen, exc) from None
+    try:
+        agent.open()
+    except NotifyConfigError as exc:
+        server.stop()
+        raise config_mod.ConfigError(exc.problems) from None
+    http = [server]
     watcher = _watch(agent)
-    agent.reload_requested = lambda: _reload(agent, path, sources, overrides)  # type: ignore[method-assign]
+    agent.reload_requested = lambda: _reload(agent, path, sources, overrides, http, watcher)  # type: ignore[method-assign]
     try:
         agent.run(stop, reload)
     finally:
         agent.close()
         if watcher is not None:
             watcher.stop()
-        server.stop()
+        http[0].stop()
     log.info("stopped cleanly")
     return 0
 
 
-def _reload(agent: Agent, path: str | None, sources: list[str], overrides: dict[str, Any]) -> None:
-    """SIGHUP: re-read the config; keep unchanged sources (and their positions)."""
+def _reload(
+    agent: Agent,
+    path: str | None,
+    sources: list[str],
+    overrides: dict[str, Any],
+    http: list[HttpServer],
+    watcher: Any,
+) -> None:
+    """SIGHUP: re-read the settings and swap every stage, or keep the running ones whole.
+
+    Like Prometheus: a refused reload logs every problem and sets
+    ``acceptmon_config_last_reload_successful`` to 0; nothing half-applies.
+    """
     try:
         cfg = config_mod.load(path, sources, overrides)
+        if cfg.state_dir != agent.config.state_dir:
+            raise config_mod.ConfigError(
+                [f"state_dir: {agent.config.state_dir} → {cfg.state_dir} needs a restart, not a reload"]
+            )
     except config_mod.ConfigError as exc:
-        log.error("reload refused, keeping the running configuration:\n%s", exc)
+        log.error("reload refused, keeping the running settings:\n%s", exc)
+        agent.reload_done(False)
+        return
+    server, bound = _rebind(agent, cfg, http[0])
+    if not bound:
+        http[0] = server
+        agent.reload_done(False)
         return
     agent.save_checkpoint()
-    agent.reconfigure(cfg)
-    log.info("configuration reloaded: %d sources", len(cfg.sources))
+    try:
+        agent.reconfigure(cfg)
+    except NotifyConfigError as exc:
+        log.error("reload refused, keeping the running settings: %s", "; ".join(exc.problems))
+        if server is not http[0]:
+            server.stop()
+        agent.reload_done(False)
+        return
+    if server is not http[0]:
+        http[0].stop()
+        http[0] = server
+    if watcher is not None:
+        for directory in agent.watch_dirs():
+            watcher.add(directory)
+    agent.reload_done(True)
+    log.info("settings reloaded: %d sources", len(cfg.sources))
+
+
+def _rebind(agent: Agent, cfg: config_mod.Config, old: HttpServer) -> tuple[HttpServer, bool]:
+    """The server for ``cfg`` and whether it is on ``cfg``'s address.
+
+    ``old`` stays when the address is unchanged, or when the new one cannot be
+    bound; the same port on another host address is only free once ``old`` is
+    closed, so then ``old``'s address is bound again if the new one fails.
+    """
+    if _http_settings(cfg) == _http_settings(agent.config):
+        return old, True
+    try:
+        return serve(agent, cfg), True
+    except OSError as exc:
+        error = exc
+    if error.errno == errno.EADDRINUSE and cfg.listen_addr()[1] == agent.config.listen_addr()[1]:
+        old.stop()
+        try:
+            return serve(agent, cfg), True
+        except OSError as exc:
+            error = exc
+        old = serve(agent)  # its own address, free again a moment ago
+    log.error(
+        "reload refused, keeping the running settings and http://%s: cannot listen on %s: %s",
+        agent.config.listen,
+        cfg.listen,
+        startup.reason(error),
+    )
+    return old, False
+
+
+def _http_settings(cfg: config_mod.Config) -> tuple[Any, ...]:
+    """What the HTTP server is built from; a change means a new server."""
+    return (cfg.listen, getattr(cfg, "web_config_file", None))

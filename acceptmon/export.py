@@ -108,6 +108,16 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
     _g("acceptmon_checkpoint_age_seconds", "Seconds since the last successful checkpoint.", ()),
     _c("acceptmon_checkpoint_errors", "Checkpoints that could not be written (disk full, permissions).", ()),
     _g(
+        "acceptmon_config_last_reload_successful",
+        "1 if the last load or SIGHUP reload of the settings succeeded, 0 if it was refused.",
+        (),
+    ),
+    _g(
+        "acceptmon_config_last_reload_success_timestamp_seconds",
+        "When the settings were last loaded or reloaded successfully (Unix time).",
+        (),
+    ),
+    _g(
         "acceptmon_finding_active",
         "1 while a finding of this rule is firing for the source.",
         ("rule", "source", "severity"),

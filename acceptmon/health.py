@@ -1,4 +1,4 @@
-"""Metric families for the live agent: sources, checkpoints, findings, notifications."""
+"""Metric families for the live agent: sources, checkpoints, reloads, findings, notifications."""
 
 from __future__ import annotations
 
@@ -46,6 +46,15 @@ def checkpoint_metrics(age: float | None, errors: int) -> Iterator[Metric]:
     err = _fam("acceptmon_checkpoint_errors")
     err.add_metric([], float(errors))
     yield err
+
+
+def reload_metrics(ok: bool, at: float) -> Iterator[Metric]:
+    """Whether the last settings (re)load took, and when one last did (as Prometheus does)."""
+    success = _fam("acceptmon_config_last_reload_successful")
+    success.add_metric([], 1.0 if ok else 0.0)
+    stamp = _fam("acceptmon_config_last_reload_success_timestamp_seconds")
+    stamp.add_metric([], at)
+    yield from (success, stamp)
 
 
 def finding_metrics(findings: list[Finding], raised: Mapping[tuple[str, str, str], int]) -> Iterator[Metric]:

@@ -136,6 +136,12 @@ class RunTracker:
         self._history = history
         self.on_run_start: list[Callable[[Run], None]] = []
 
+    def configure(
+        self, draft_reader: DraftReader | None, watched_reader: Callable[[], dict[str, Any]] | None
+    ) -> None:
+        """Reloaded settings: where the next runs' draft configs and watched files come from."""
+        self._read_draft, self._read_watched = draft_reader, watched_reader
+
     def current(self, source: str) -> Run | None:
         state = self._sources.get(source)
         return state.current if state else None

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from acceptmon.model import SpecSettings
+from acceptmon.suggest import did_you_mean
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +88,12 @@ class DetectConfig:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "detect") -> DetectConfig:
         """Build from parsed YAML; raises one ValueError listing every problem."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"invalid detector configuration:\n  - {where}: must be a mapping")
         problems: list[str] = []
         names = {f.name for f in fields(cls)} - {"source_floors", "model_floors"}
-        problems += [f"{where}.{k}: unknown setting" for k in d if k not in names | {"floors"}]
+        known = names | {"floors"}
+        problems += [f"{where}.{k}: unknown setting{did_you_mean(k, known)}" for k in d if k not in known]
         values: dict[str, Any] = {}
         for name in names & d.keys():
             before = len(problems)
@@ -138,7 +142,9 @@ _RULES: dict[str, tuple[str, float, float]] = {
 def _number(value: Any, integral: bool) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if integral and not isinstance(value, int):
+    if isinstance(value, int):
+        return value if integral or abs(value) < 1e300 else None  # a float() of it must not overflow
+    if integral:
         return None
     return value if math.isfinite(value) else None
 
@@ -181,7 +187,8 @@ def _floor(value: Any, path: str, problems: list[str]) -> Floor | None:
         problems.append(f"{path}: must be a mapping with accept_len and/or accept_rate")
         return None
     before = len(problems)
-    problems += [f"{path}.{k}: unknown setting" for k in value if k not in ("accept_len", "accept_rate")]
+    keys = ("accept_len", "accept_rate")
+    problems += [f"{path}.{k}: unknown setting{did_you_mean(k, keys)}" for k in value if k not in keys]
     length, rate = value.get("accept_len"), value.get("accept_rate")
     if length is not None and not ((num := _number(length, False)) is not None and num >= 1):
         problems.append(f"{path}.accept_len: must be a number ≥ 1, got {length!r}")
@@ -197,7 +204,8 @@ def _floors(value: Any, path: str, problems: list[str]) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         problems.append(f"{path}: must be a mapping with 'sources' and/or 'models'")
         return {}
-    problems += [f"{path}.{k}: unknown setting" for k in value if k not in ("sources", "models")]
+    keys = ("sources", "models")
+    problems += [f"{path}.{k}: unknown setting{did_you_mean(k, keys)}" for k in value if k not in keys]
     out: dict[str, Any] = {}
     for key, field in (("sources", "source_floors"), ("models", "model_floors")):
         table = value.get(key, {})

@@ -16,11 +16,13 @@ the only fatal error), and no message ever quotes a webhook URL.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from acceptmon.notify.links import template_problems
+from acceptmon.suggest import did_you_mean
 
 Kind = Literal["slack", "webhook"]
 
@@ -104,7 +106,8 @@ def _parse(section: Any) -> tuple[NotifyConfig, list[str]]:
         return NotifyConfig(), []
     if not isinstance(section, Mapping):
         return NotifyConfig(), ["notify: must be a mapping"]
-    problems = [f"notify: unknown key {k!r}" for k in section if k not in ("slack", "webhook", "state_dir")]
+    keys = ("slack", "webhook", "state_dir")
+    problems = [f"notify: unknown key {k!r}{did_you_mean(k, keys)}" for k in section if k not in keys]
     channels: dict[str, ChannelConfig | None] = {}
     for kind in ("slack", "webhook"):
         raw = section.get(kind)
@@ -123,7 +126,7 @@ def _channel(kind: Kind, raw: Any, problems: list[str]) -> ChannelConfig:
         return ChannelConfig(kind)
     env_key, file_key = _URL_KEYS[kind]
     known = {env_key, file_key, "allow_insecure_localhost", "links", *_NUMBERS}
-    problems.extend(f"{where}: unknown key {k!r}" for k in raw if k not in known)
+    problems.extend(f"{where}: unknown key {k!r}{did_you_mean(k, known)}" for k in raw if k not in known)
     url_env, url_file = _text(raw, env_key, where, problems), _text(raw, file_key, where, problems)
     if (url_env is None) == (url_file is None):
         problems.append(f"{where}: set exactly one of {env_key} or {file_key}")
@@ -150,7 +153,7 @@ def _number(raw: Mapping[str, Any], key: str, where: str, problems: list[str]) -
     kind, smallest = _NUMBERS[key]
     value = raw[key]
     ok_type = isinstance(value, int) if kind is int else isinstance(value, int | float)
-    if isinstance(value, bool) or not ok_type or value < smallest:
+    if isinstance(value, bool) or not ok_type or not _finite(value) or value < smallest:
         noun = "whole number" if kind is int else "number"
         problems.append(f"{where}.{key}: must be a {noun} >= {smallest:g}")
         return ChannelConfig.__dataclass_fields__[key].default
@@ -163,7 +166,9 @@ def _links(raw: Any, where: str, problems: list[str]) -> Links:
     if not isinstance(raw, Mapping):
         problems.append(f"{where}: must be a mapping")
         return Links()
-    problems.extend(f"{where}: unknown key {k!r}" for k in raw if k not in _LINK_KEYS)
+    problems.extend(
+        f"{where}: unknown key {k!r}{did_you_mean(k, _LINK_KEYS)}" for k in raw if k not in _LINK_KEYS
+    )
     templates = []
     for name in ("grafana", "runbook"):
         value = raw.get(name)
@@ -175,7 +180,12 @@ def _links(raw: Any, where: str, problems: list[str]) -> Links:
         problems.extend(template_problems(f"{where}.{name}", value))
         templates.append((name, value))
     window = raw.get("window_s", 3600.0)
-    if isinstance(window, bool) or not isinstance(window, int | float) or window <= 0:
+    if isinstance(window, bool) or not isinstance(window, int | float) or not _finite(window) or window <= 0:
         problems.append(f"{where}.window_s: must be a number > 0")
         window = 3600.0
     return Links(tuple(templates), float(window))
+
+
+def _finite(value: float) -> bool:
+    """Finite, and small enough that ``float()`` of an integer does not overflow."""
+    return abs(value) < 1e300 if isinstance(value, int) else math.isfinite(value)

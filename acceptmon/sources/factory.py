@@ -40,15 +40,13 @@ def build(cfg: SourceConfig, clock: Clock) -> Source:
 
 
 def ssh_settings(cfg: SourceConfig) -> Any:
-    from acceptmon.sources.ssh_settings import SSHSettings
+    """The loader has refused any problem ``from_options`` finds (``config.load``)."""
+    from acceptmon.sources.ssh_settings import from_options
 
-    kwargs: dict[str, Any] = {}
-    for key in ("ssh_config", "known_hosts", "accept_unknown_host_key", "poll_interval"):
-        if cfg.option(key) is not None:
-            kwargs[key] = cfg.option(key)
-    if cfg.option("identity_file"):
-        kwargs["identity_files"] = (str(cfg.option("identity_file")),)
-    return SSHSettings(**kwargs)
+    settings, problems = from_options(dict(cfg.options), f"{cfg.name}: ")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return settings
 
 
 def host_reader(cfg: SourceConfig, source: Source) -> HostReader:

@@ -8,13 +8,17 @@ file, so that the agent connects exactly where ``ssh alias`` would.
 from __future__ import annotations
 
 import getpass
+import math
 import os
+import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import paramiko
 
 from acceptmon.sources.ssh_hostkeys import HostKeyPolicy
-from acceptmon.sources.ssh_url import SSHTarget, SSHURLError
+from acceptmon.sources.ssh_url import SSHTarget, SSHURLError, parse_ssh_url
 
 _DEFAULT_KEYS = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 
@@ -43,6 +47,83 @@ class SSHSettings:
     step_bytes: int = 1024 * 1024
     glob_interval: float = 10.0
     settle: float = 0.5
+
+
+#: The per-source settings keys an ``ssh://`` source reads (see ``from_options``).
+OPTION_KEYS = ("identity_file", "known_hosts", "ssh_config", "accept_unknown_host_key", "poll_interval")
+
+
+def from_options(options: Mapping[str, Any], where: str = "") -> tuple[SSHSettings, list[str]]:
+    """A source's settings keys → ``SSHSettings`` and every problem (no network).
+
+    Types are checked and the named files must exist and be readable, so that
+    a typo is refused at ``check-config`` time, not found by a worker thread.
+    A ``known_hosts`` that does not exist yet is fine only with
+    ``accept_unknown_host_key`` (the first key seen is then written to it).
+    """
+    problems: list[str] = []
+    kwargs: dict[str, Any] = {}
+    accept = options.get("accept_unknown_host_key", False)
+    if isinstance(accept, bool):
+        kwargs["accept_unknown_host_key"] = accept
+    else:
+        problems.append(f"{where}accept_unknown_host_key: expected true or false, got {accept!r}")
+        accept = False
+    poll = options.get("poll_interval")
+    if poll is not None:
+        if _seconds(poll):
+            kwargs["poll_interval"] = float(poll)
+        else:
+            problems.append(f"{where}poll_interval: expected a positive number of seconds, got {poll!r}")
+    for key in ("identity_file", "known_hosts", "ssh_config"):
+        value = options.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            problems.append(f"{where}{key}: expected a file path, got {value!r}")
+            continue
+        problem = _readable(value, may_be_absent=key == "known_hosts" and accept)
+        if problem:
+            problems.append(f"{where}{key}: {value}: {problem}")
+        kwargs["identity_files" if key == "identity_file" else key] = (
+            (value,) if key == "identity_file" else value
+        )
+    return SSHSettings(**kwargs), problems
+
+
+def check_source(url: str, options: Mapping[str, Any], where: str = "") -> list[str]:
+    """Every problem of an ``ssh://`` source found without connecting: URL, settings, SSH config."""
+    try:
+        target = parse_ssh_url(url)
+    except SSHURLError as exc:
+        return [f"{where}path: {exc}"]
+    settings, problems = from_options(options, where)
+    if problems:
+        return problems
+    try:
+        resolve(target, settings)
+    except (SSHURLError, ValueError, TypeError, OSError, paramiko.SSHException) as exc:
+        return [f"{where}ssh_config: cannot resolve {target.host!r}: {exc}"]
+    return []
+
+
+def _seconds(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return 0 < value < 1e9 and (isinstance(value, int) or math.isfinite(value))
+
+
+def _readable(path: str, may_be_absent: bool) -> str | None:
+    full = os.path.expanduser(path)
+    if may_be_absent and not os.path.lexists(full):
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(full).st_mode):
+            return "not a regular file"
+        os.close(os.open(full, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError as exc:
+        return str(exc.strerror or type(exc).__name__).lower()
+    return None
 
 
 @dataclass(frozen=True, slots=True)

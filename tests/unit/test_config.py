@@ -41,7 +41,7 @@ def test_every_problem_is_reported_together() -> None:
         "surprise",
         "'x' is used twice",
         "sources[2]",
-        "absolute remote path",
+        "remote path must be absolute",
         "detect.alpha",
     ):
         assert needle in text

@@ -1,0 +1,25 @@
+"""Unknown-key messages with a "did you mean" hint, shared by every settings section.
+
+A typo such as ``pol_interval`` silently ignored is worse than a refusal, and
+a refusal that names the likely intended key is fixed in one edit.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Iterable
+
+
+def did_you_mean(key: object, known: Collection[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest known key, or ``""``."""
+    close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def unknown_keys(keys: Iterable[object], known: Collection[str], where: str) -> list[str]:
+    """One problem per key not in ``known`` (keys of any type: YAML allows ints and nulls)."""
+    return [
+        f"{where}: unknown key {key!r}{did_you_mean(key, known)}"
+        for key in keys
+        if not isinstance(key, str) or key not in known
+    ]
