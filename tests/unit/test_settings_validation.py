@@ -1,0 +1,157 @@
+"""What the loader refuses, case by case: each is something that used to start and then fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acceptmon.clock import ManualClock
+from acceptmon.config import ConfigError, from_mapping
+from acceptmon.detect import DetectConfig
+from acceptmon.notify import check_notify_config
+from acceptmon.sources import factory
+
+
+def problems(raw: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as err:
+        from_mapping(raw)
+    return err.value.problems
+
+
+def one_source(path: str, **options: Any) -> dict[str, Any]:
+    return {"sources": [{"path": path, **options}]}
+
+
+@pytest.mark.parametrize(
+    ("url", "needle"),
+    [
+        ("ssh://gpu7:0/var/log/x.log", "bad port"),
+        ("ssh://gpu7:65536/var/log/x.log", "bad port"),
+        ("ssh://gpu7:ssh/var/log/x.log", "bad host or port"),
+        ("ssh://:22/var/log/x.log", "no host"),
+        ("ssh://ops@/var/log/x.log", "no host"),
+        ("ssh://[::1/var/log/x.log", "IPv6"),
+        ("ssh://[::1]x/var/log/x.log", "bad host or port"),
+        ("ssh://::1/var/log/x.log", "bad host or port"),
+        ("ssh:/gpu7/var/log/x.log", "not an ssh:// URL"),
+        ("SSH:gpu7/var/log/x.log", "not an ssh:// URL"),
+        ("ssh://gpu7", "must be absolute"),
+        ("ssh://gpu7/", "must be absolute"),
+        ("ssh://gpu7/~/x.log", "must be absolute"),
+        ("ssh://gpu7/var/../x.log", "must be absolute"),
+    ],
+)
+def test_bad_ssh_urls_are_refused(url: str, needle: str) -> None:
+    found = problems(one_source(url))
+    assert len(found) == 1 and found[0].startswith("sources[0].path: ") and needle in found[0], found
+
+
+@pytest.mark.parametrize("url", ["ssh://ops@[::1]:2222/var/log/x.log", "ssh://gpu7:1/var/log/*.log"])
+def test_good_ssh_urls_load_and_build(url: str) -> None:
+    cfg = from_mapping(one_source(url))
+    factory.build(cfg.sources[0], ManualClock()).close()
+
+
+def test_ssh_options_are_checked_at_load_time(tmp_path: Path) -> None:
+    found = problems(
+        one_source(
+            "ssh://gpu7/var/log/x.log",
+            poll_interval="fast",
+            accept_unknown_host_key="yes",
+            identity_file=str(tmp_path / "absent"),
+            known_hosts=str(tmp_path),
+            ssh_config=7,
+        )
+    )
+    text = "\n".join(found)
+    assert "sources[0].poll_interval: expected a positive number of seconds, got 'fast'" in text
+    assert "sources[0].accept_unknown_host_key: expected true or false" in text
+    assert f"sources[0].identity_file: {tmp_path / 'absent'}: no such file or directory" in text
+    assert f"sources[0].known_hosts: {tmp_path}: not a regular file" in text
+    assert "sources[0].ssh_config: expected a file path, got 7" in text
+    assert len(found) == 5
+
+
+def test_a_known_hosts_to_be_created_is_fine_only_when_unknown_keys_are_accepted(tmp_path: Path) -> None:
+    absent = str(tmp_path / "known_hosts")
+    assert "known_hosts" in problems(one_source("ssh://gpu7/x.log", known_hosts=absent))[0]
+    from_mapping(one_source("ssh://gpu7/x.log", known_hosts=absent, accept_unknown_host_key=True))
+
+
+def test_an_unusable_ssh_config_is_refused(tmp_path: Path) -> None:
+    cfg = tmp_path / "config"
+    cfg.write_text("Host gpu7\n  Port twenty-two\n")
+    found = problems(one_source("ssh://gpu7/x.log", ssh_config=str(cfg)))
+    assert found and "cannot resolve 'gpu7'" in found[0]
+
+
+def test_ssh_only_keys_on_other_sources_are_refused() -> None:
+    assert problems(one_source("/var/log/x.log", poll_interval=1)) == [
+        "sources[0].poll_interval: only ssh:// sources use it"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        ({"read_draft_config": "no"}, "read_draft_config: expected true or false (a YAML bool), got 'no'"),
+        ({"read_from_beginning": 1}, "read_from_beginning: expected true or false"),
+        ({"poll_interval": "1"}, "poll_interval: expected a positive number of seconds"),
+        ({"checkpoint_interval": float("nan")}, "checkpoint_interval: expected a positive number"),
+        ({"state_dir": ["x"]}, "state_dir: expected a directory path"),
+        ({"listen": 9469}, "listen: expected HOST:PORT"),
+        ({"listen": "127.0.0.1:0"}, "listen: expected HOST:PORT"),
+        ({"listen": "::1:9469"}, "listen: expected HOST:PORT"),
+        ({"watch_files": "/etc/a.yaml"}, "watch_files: expected a list of file paths"),
+        ({"detect": [1]}, "detect: expected a mapping, got list"),
+        ({"notify": "slack"}, "notify: expected a mapping, got str"),
+        ({"sources": {"path": "/x"}}, "sources: expected a list, got dict"),
+        ({"pol_interval": 1}, "top level: unknown key 'pol_interval'; did you mean 'poll_interval'?"),
+        ({7: 1}, "top level: unknown key 7"),
+        ({"sources": [{"path": "/x", "nmae": "a"}]}, "sources[0]: unknown key 'nmae'; did you mean 'name'?"),
+        ({"detect": {"min_dorp": 0.1}}, "detect.min_dorp: unknown setting; did you mean 'min_drop'?"),
+        ({"notify": {"slak": {}}}, "notify: unknown key 'slak'; did you mean 'slack'?"),
+    ],
+)
+def test_wrong_types_and_unknown_keys(raw: dict[str, Any], needle: str) -> None:
+    found = problems({"sources": ["/var/log/x.log"], **raw})
+    assert any(needle in p for p in found), found
+
+
+def test_no_sources_is_a_settings_problem_like_the_others() -> None:
+    assert sorted(problems({"poll_interval": 0})) == [
+        "no sources: name log files on the command line or under 'sources:'",
+        "poll_interval: expected a positive number of seconds, got 0",
+    ]
+
+
+@pytest.mark.parametrize(
+    "section",
+    [{"min_drop": [1]}, {"floors": {"sources": {"a": 3}}}, {"load_buckets": [[1]]}, {1: 2}, {"head": 10**400}],
+)
+def test_detect_section_raises_only_its_own_error(section: dict[Any, Any]) -> None:
+    with pytest.raises(ValueError, match="invalid detector configuration"):
+        DetectConfig.from_dict(section)
+
+
+def test_detect_section_that_is_not_a_mapping() -> None:
+    with pytest.raises(ValueError, match="detect: must be a mapping"):
+        DetectConfig.from_dict([1])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        {"slack": 3},
+        [1],
+        {"slack": {"webhook_url_env": "X", "min_interval_s": float("nan")}},
+        {"slack": {"webhook_url_env": "X", "renotify_s": 10**400}},
+        {"webhook": {"url_env": "X", "links": {"window_s": float("inf")}}},
+        {"slack": {1: 2}},
+    ],
+)
+def test_notify_section_returns_problems_not_exceptions(section: Any) -> None:
+    found = check_notify_config(section, env={"X": "https://hooks.slack.com/services/T/B/x"})
+    assert found and all(isinstance(p, str) for p in found)
