@@ -18,8 +18,16 @@ from tests.system.tools import free_port
 
 
 class AgentProcess:
-    def __init__(self, state_dir: Path, args: list[str], env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
+    def __init__(
+        self,
+        state_dir: Path,
+        args: list[str],
+        env: dict[str, str] | None = None,
+        port: int | None = None,
+        listen_flag: bool = True,
+    ) -> None:
+        """Without ``listen_flag`` the settings file must say ``listen: 127.0.0.1:<port>``."""
+        self.port = port or free_port()
         self.state_dir = state_dir
         self.log_path = state_dir.parent / f"agent-{self.port}.stderr"
         cmd = [
@@ -27,8 +35,7 @@ class AgentProcess:
             "-m",
             "acceptmon",
             "run",
-            "--listen",
-            f"127.0.0.1:{self.port}",
+            *(["--listen", f"127.0.0.1:{self.port}"] if listen_flag else []),
             "--state-dir",
             str(state_dir),
             *args,

@@ -155,3 +155,18 @@ def test_detect_section_that_is_not_a_mapping() -> None:
 def test_notify_section_returns_problems_not_exceptions(section: Any) -> None:
     found = check_notify_config(section, env={"X": "https://hooks.slack.com/services/T/B/x"})
     assert found and all(isinstance(p, str) for p in found)
+
+
+def test_an_internal_error_is_one_line_without_its_message(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from acceptmon import cli, startup
+
+    def broken(_args: Any) -> int:
+        raise KeyError("https://hooks.slack.com/services/T/B/secret")
+
+    monkeypatch.setattr(cli, "_check_config", broken)
+    assert cli.main(["check-config", "x.yaml"]) == startup.RUNTIME
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "secret" not in err
+    assert err.startswith("acceptmon: internal error: KeyError at test_settings_validation.py:")
