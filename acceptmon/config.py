@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from acceptmon.suggest import unknown_keys
+from acceptmon.suggest import shown, unknown_keys
 
 DEFAULT_LISTEN = "127.0.0.1:9469"
 DEFAULT_STATE_DIR = "/var/lib/acceptmon"
@@ -99,7 +99,7 @@ _SSH_KEYS = {"known_hosts", "ssh_config", "identity_file", "accept_unknown_host_
 def _number(raw: Mapping[str, Any], key: str, default: float, problems: list[str], where: str) -> float:
     value = raw.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e9:  # NaN fails too
-        problems.append(f"{where}{key}: expected a positive number of seconds, got {value!r}")
+        problems.append(f"{where}{key}: expected a positive number of seconds, got {shown(value)}")
         return default
     return float(value)
 
@@ -107,7 +107,7 @@ def _number(raw: Mapping[str, Any], key: str, default: float, problems: list[str
 def _bool(raw: Mapping[str, Any], key: str, default: bool, problems: list[str], where: str) -> bool:
     value = raw.get(key, default)
     if not isinstance(value, bool):
-        problems.append(f"{where}{key}: expected true or false (a YAML bool), got {value!r}")
+        problems.append(f"{where}{key}: expected true or false (a YAML bool), got {shown(value)}")
         return default
     return value
 
@@ -128,7 +128,7 @@ def _listen(value: Any, problems: list[str]) -> str:
     if not ok:
         problems.append(
             f"listen: expected HOST:PORT with PORT from 1 to 65535 (e.g. 127.0.0.1:9469, [::1]:9469), "
-            f"got {value!r}"
+            f"got {shown(value)}"
         )
         return DEFAULT_LISTEN
     return text
@@ -169,7 +169,7 @@ def _source(item: Any, i: int, default_begin: bool, problems: list[str]) -> Sour
     begin = _bool(item, "read_from_beginning", default_begin, problems, f"{where}.")
     name = item.get("name", path)
     if not isinstance(name, str) or not name.strip():
-        problems.append(f"{where}.name: expected a non-empty string, got {name!r}")
+        problems.append(f"{where}.name: expected a non-empty string, got {shown(name)}")
         name = path
     options = tuple(
         sorted(
@@ -196,7 +196,7 @@ def from_mapping(
     listen = _listen(raw.get("listen", DEFAULT_LISTEN), problems)
     state_dir = raw.get("state_dir", DEFAULT_STATE_DIR)
     if not isinstance(state_dir, str) or not state_dir.strip() or "\x00" in state_dir:
-        problems.append(f"state_dir: expected a directory path, got {state_dir!r}")
+        problems.append(f"state_dir: expected a directory path, got {shown(state_dir)}")
         state_dir = DEFAULT_STATE_DIR
     begin = _bool(raw, "read_from_beginning", True, problems, "")
     items = raw.get("sources")
@@ -218,7 +218,7 @@ def from_mapping(
     if watch is None:
         watch = []
     if not isinstance(watch, list) or not all(isinstance(w, str) and w.strip() for w in watch):
-        problems.append(f"watch_files: expected a list of file paths, got {watch!r}")
+        problems.append(f"watch_files: expected a list of file paths, got {shown(watch)}")
         watch = []
     sections: dict[str, Mapping[str, Any]] = {}
     for section in ("detect", "notify"):

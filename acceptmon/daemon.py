@@ -158,6 +158,12 @@ def _reload(
             server.stop()
         agent.reload_done(False)
         return
+    except Exception as exc:  # a file changed between the checks and the build: keep running
+        log.error("reload failed part way (%s); run check-config and reload again", type(exc).__name__)
+        if server is not http[0]:
+            server.stop()
+        agent.reload_done(False)
+        return
     if server is not http[0]:
         http[0].stop()
         http[0] = server

@@ -7,6 +7,7 @@ a refusal that names the likely intended key is fixed in one edit.
 from __future__ import annotations
 
 import difflib
+import reprlib
 from collections.abc import Collection, Iterable
 
 
@@ -19,7 +20,18 @@ def did_you_mean(key: object, known: Collection[str]) -> str:
 def unknown_keys(keys: Iterable[object], known: Collection[str], where: str) -> list[str]:
     """One problem per key not in ``known`` (keys of any type: YAML allows ints and nulls)."""
     return [
-        f"{where}: unknown key {key!r}{did_you_mean(key, known)}"
+        f"{where}: unknown key {shown(key)}{did_you_mean(key, known)}"
         for key in keys
         if not isinstance(key, str) or key not in known
     ]
+
+
+_SHORT = reprlib.Repr()  # keyword arguments only from Python 3.12
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict, _SHORT.maxset = 2, 4, 4, 4, 4
+_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlong = 60, 60, 40
+
+
+def shown(value: object) -> str:
+    """A bounded repr for messages: YAML aliases can make a tiny file a huge value."""
+    text = _SHORT.repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from acceptmon.model import SpecSettings
-from acceptmon.suggest import did_you_mean
+from acceptmon.suggest import did_you_mean, shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +166,7 @@ def _check(name: str, value: Any, path: str, problems: list[str]) -> Any:
         ok = num is not None and lo <= num <= hi
         want = f"{'an integer' if kind == 'int' else 'a number'} in [{lo:g}, {hi:g}]"
     if not ok:
-        problems.append(f"{path}: must be {want}, got {value!r}")
+        problems.append(f"{path}: must be {want}, got {shown(value)}")
         return None
     return num if kind == "int" else float(value)
 
@@ -174,10 +174,10 @@ def _check(name: str, value: Any, path: str, problems: list[str]) -> Any:
 def _buckets(value: Any, path: str, problems: list[str]) -> tuple[int, ...] | None:
     items = value if isinstance(value, list | tuple) else None
     if items is None or any(_number(v, True) is None or v < 1 for v in items):
-        problems.append(f"{path}: must be a list of positive integers, got {value!r}")
+        problems.append(f"{path}: must be a list of positive integers, got {shown(value)}")
         return None
     if list(items) != sorted(set(items)):
-        problems.append(f"{path}: must be strictly increasing, got {value!r}")
+        problems.append(f"{path}: must be strictly increasing, got {shown(value)}")
         return None
     return tuple(items)
 
@@ -191,9 +191,9 @@ def _floor(value: Any, path: str, problems: list[str]) -> Floor | None:
     problems += [f"{path}.{k}: unknown setting{did_you_mean(k, keys)}" for k in value if k not in keys]
     length, rate = value.get("accept_len"), value.get("accept_rate")
     if length is not None and not ((num := _number(length, False)) is not None and num >= 1):
-        problems.append(f"{path}.accept_len: must be a number ≥ 1, got {length!r}")
+        problems.append(f"{path}.accept_len: must be a number ≥ 1, got {shown(length)}")
     if rate is not None and not ((num := _number(rate, False)) is not None and 0 < num <= 1):
-        problems.append(f"{path}.accept_rate: must be a number in (0, 1], got {rate!r}")
+        problems.append(f"{path}.accept_rate: must be a number in (0, 1], got {shown(rate)}")
     if len(problems) > before:
         return None
     return Floor(None if length is None else float(length), None if rate is None else float(rate))

@@ -19,6 +19,7 @@ import paramiko
 
 from acceptmon.sources.ssh_hostkeys import HostKeyPolicy
 from acceptmon.sources.ssh_url import SSHTarget, SSHURLError, parse_ssh_url
+from acceptmon.suggest import shown
 
 _DEFAULT_KEYS = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 
@@ -67,20 +68,20 @@ def from_options(options: Mapping[str, Any], where: str = "") -> tuple[SSHSettin
     if isinstance(accept, bool):
         kwargs["accept_unknown_host_key"] = accept
     else:
-        problems.append(f"{where}accept_unknown_host_key: expected true or false, got {accept!r}")
+        problems.append(f"{where}accept_unknown_host_key: expected true or false, got {shown(accept)}")
         accept = False
     poll = options.get("poll_interval")
     if poll is not None:
         if _seconds(poll):
             kwargs["poll_interval"] = float(poll)
         else:
-            problems.append(f"{where}poll_interval: expected a positive number of seconds, got {poll!r}")
+            problems.append(f"{where}poll_interval: expected a positive number of seconds, got {shown(poll)}")
     for key in ("identity_file", "known_hosts", "ssh_config"):
         value = options.get(key)
         if value is None:
             continue
         if not isinstance(value, str) or not value.strip():
-            problems.append(f"{where}{key}: expected a file path, got {value!r}")
+            problems.append(f"{where}{key}: expected a file path, got {shown(value)}")
             continue
         problem = _readable(value, may_be_absent=key == "known_hosts" and accept)
         if problem:

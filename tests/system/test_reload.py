@@ -45,7 +45,9 @@ def get(port: int, path: str) -> str | None:
         return None
 
 
-def test_sighup_refuses_bad_settings_then_applies_good_ones(tmp_path: Path, agents: list[AgentProcess]) -> None:
+def test_sighup_refuses_bad_settings_then_applies_good_ones(
+    tmp_path: Path, agents: list[AgentProcess]
+) -> None:
     log = tmp_path / "server.log"
     log.write_text("\n".join(synth.startup(NOW, 1)) + "\n")
     settings = tmp_path / "acceptmon.yaml"
@@ -97,6 +99,8 @@ def test_sighup_to_an_address_that_cannot_be_bound_keeps_the_old_server(
         busy = taken.getsockname()[1]
         settings.write_text(settings_text(log, f"127.0.0.1:{busy}"))
         agent.proc.send_signal(signal.SIGHUP)
-        wait_for(lambda: agent.metric("acceptmon_config_last_reload_successful") == 0, 20, "not marked failed")
+        wait_for(
+            lambda: agent.metric("acceptmon_config_last_reload_successful") == 0, 20, "not marked failed"
+        )
     assert f"cannot listen on 127.0.0.1:{busy}: address already in use" in agent.stderr()
     assert agent.get("/healthz") == "ok\n"

@@ -41,7 +41,11 @@ BAD_PROBLEMS = [
 
 def acceptmon(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "acceptmon", *args], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "acceptmon", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -88,7 +92,12 @@ def test_listen_address_in_use_exits_3(tmp_path: Path) -> None:
         taken.listen(1)
         port = taken.getsockname()[1]
         done = acceptmon(
-            "run", "--listen", f"127.0.0.1:{port}", "--state-dir", str(tmp_path / "s"), str(tmp_path / "a.log")
+            "run",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--state-dir",
+            str(tmp_path / "s"),
+            str(tmp_path / "a.log"),
         )
     assert done.returncode == startup.LISTEN
     assert one_line(done.stderr) == f"acceptmon: cannot listen on 127.0.0.1:{port}: address already in use"

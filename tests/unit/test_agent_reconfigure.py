@@ -21,9 +21,11 @@ HOOK = "https://hooks.slack.com/services/T000/B000/reconfigure"
 
 
 def settings(tmp_path: Path, **extra: Any) -> Config:
-    raw = {"state_dir": str(tmp_path / "state"), "read_draft_config": False, "sources": [
-        {"path": str(tmp_path / "server.log"), "name": "gpu"}
-    ]}
+    raw = {
+        "state_dir": str(tmp_path / "state"),
+        "read_draft_config": False,
+        "sources": [{"path": str(tmp_path / "server.log"), "name": "gpu"}],
+    }
     return from_mapping({**raw, **extra})
 
 

@@ -213,7 +213,11 @@ def _assert_no_overlap(panels: list[dict[str, Any]]) -> None:
 
 
 #: Files the example's SSH source names; the loader wants them to exist, so the test makes them.
-SSH_FILES = ("/etc/acceptmon/ssh/id_ed25519", "/var/lib/acceptmon/.ssh/known_hosts", "/etc/acceptmon/ssh/config")
+SSH_FILES = (
+    "/etc/acceptmon/ssh/id_ed25519",
+    "/var/lib/acceptmon/.ssh/known_hosts",
+    "/etc/acceptmon/ssh/config",
+)
 
 
 @pytest.mark.parametrize("path", sorted(DEPLOY.glob("*.yaml")), ids=lambda p: p.name)

@@ -129,7 +129,13 @@ def test_no_sources_is_a_settings_problem_like_the_others() -> None:
 
 @pytest.mark.parametrize(
     "section",
-    [{"min_drop": [1]}, {"floors": {"sources": {"a": 3}}}, {"load_buckets": [[1]]}, {1: 2}, {"head": 10**400}],
+    [
+        {"min_drop": [1]},
+        {"floors": {"sources": {"a": 3}}},
+        {"load_buckets": [[1]]},
+        {1: 2},
+        {"head": 10**400},
+    ],
 )
 def test_detect_section_raises_only_its_own_error(section: dict[Any, Any]) -> None:
     with pytest.raises(ValueError, match="invalid detector configuration"):
@@ -170,3 +176,16 @@ def test_an_internal_error_is_one_line_without_its_message(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and "secret" not in err
     assert err.startswith("acceptmon: internal error: KeyError at test_settings_validation.py:")
+
+
+def test_an_alias_bomb_is_refused_without_expanding_it(tmp_path: Path) -> None:
+    from acceptmon.config import load
+
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\nsources: [/x.log]\ndetect: {min_drop: *a9}\nlisten: *a9\n")
+    with pytest.raises(ConfigError) as err:
+        load(str(path))
+    assert max(len(p) for p in err.value.problems) < 400
+    assert any(p.startswith("detect.min_drop: must be a number") for p in err.value.problems)
