@@ -104,7 +104,8 @@ def run(path: str | None, sources: list[str], overrides: dict[str, Any]) -> int:
         raise startup.listen_failed(cfg.listen, exc) from None
     try:
         agent.open()
-    except NotifyConfigError as exc:
+    except NotifyConfigError as exc:  # a webhook file or variable changed since the load
+        agent.close()
         server.stop()
         raise config_mod.ConfigError(exc.problems) from None
     http = [server]
@@ -154,15 +155,11 @@ def _reload(
         agent.reconfigure(cfg)
     except NotifyConfigError as exc:
         log.error("reload refused, keeping the running settings: %s", "; ".join(exc.problems))
-        if server is not http[0]:
-            server.stop()
-        agent.reload_done(False)
+        _back_to(agent, http, server)
         return
     except Exception as exc:  # a file changed between the checks and the build: keep running
         log.error("reload failed part way (%s); run check-config and reload again", type(exc).__name__)
-        if server is not http[0]:
-            server.stop()
-        agent.reload_done(False)
+        _back_to(agent, http, server)
         return
     if server is not http[0]:
         http[0].stop()
@@ -201,6 +198,19 @@ def _rebind(agent: Agent, cfg: config_mod.Config, old: HttpServer) -> tuple[Http
         startup.reason(error),
     )
     return old, False
+
+
+def _back_to(agent: Agent, http: list[HttpServer], new: HttpServer) -> None:
+    """Undo a rebind after a failed reload: if the old server was closed to free its port,
+    bind its address (``agent.config``'s, still the old settings) again."""
+    agent.reload_done(False)
+    if new is http[0]:
+        return
+    new.stop()
+    try:
+        http[0] = serve(agent)
+    except OSError:  # still bound: the old server never stopped
+        pass
 
 
 def _http_settings(cfg: config_mod.Config) -> tuple[Any, ...]:

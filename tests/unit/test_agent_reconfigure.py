@@ -90,3 +90,47 @@ def test_notifiers_are_rebuilt_and_a_failed_build_keeps_the_old_one(
     assert agent.notify_worker._thread.is_alive()
     agent.reconfigure(settings(tmp_path))
     assert agent.notify_worker is None
+
+
+def _serves(port: int) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+            return bool(r.read() == b"ok\n")
+    except OSError:
+        return False
+
+
+def test_same_port_on_another_host_address_is_rebound(agent: Agent, tmp_path: Path) -> None:
+    from acceptmon import daemon
+    from tests.system.tools import free_port
+
+    port = free_port()
+    agent.config = settings(tmp_path, listen=f"127.0.0.1:{port}")
+    old = daemon.serve(agent)
+    new, ok = daemon._rebind(agent, settings(tmp_path, listen=f"0.0.0.0:{port}"), old)
+    assert ok and new is not old and new.port == port and _serves(port)
+    http = [old]
+    daemon._back_to(agent, http, new)  # the rest of the reload failed: the old address again
+    try:
+        assert http[0] is not old and http[0] is not new and _serves(port)
+    finally:
+        http[0].stop()
+
+
+def test_an_address_that_cannot_be_bound_keeps_the_old_server(agent: Agent, tmp_path: Path) -> None:
+    from acceptmon import daemon
+    from tests.system.tools import free_port
+
+    port = free_port()
+    agent.config = settings(tmp_path, listen=f"127.0.0.1:{port}")
+    old = daemon.serve(agent)
+    try:
+        kept, ok = daemon._rebind(agent, settings(tmp_path, listen=f"192.0.2.1:{port}"), old)
+        assert not ok and kept is old and _serves(port)
+        http = [old]
+        daemon._back_to(agent, http, old)
+        assert http == [old] and not agent.reload_ok and _serves(port)
+    finally:
+        old.stop()
