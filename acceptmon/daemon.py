@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import signal
@@ -207,10 +208,8 @@ def _back_to(agent: Agent, http: list[HttpServer], new: HttpServer) -> None:
     if new is http[0]:
         return
     new.stop()
-    try:
+    with contextlib.suppress(OSError):  # still bound: the old server never stopped
         http[0] = serve(agent)
-    except OSError:  # still bound: the old server never stopped
-        pass
 
 
 def _http_settings(cfg: config_mod.Config) -> tuple[Any, ...]:
