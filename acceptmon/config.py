@@ -1,8 +1,10 @@
-"""YAML (or command-line flags) → one frozen ``Config``; every problem at once.
+"""acceptmon's settings: YAML (or command-line flags) → one frozen ``Config``; every problem at once.
 
-Invalid configuration is the only fatal error in acceptmon, so it is
-reported whole: an operator fixing a config file should not have to
-restart five times to find five typos.
+Invalid settings are reported whole: an operator fixing the file should not
+have to restart five times to find five typos. Everything that can be checked
+without the network is checked here (types, ``ssh://`` URLs, that SSH key and
+known_hosts files exist), because ``check-config``, ``run`` and a SIGHUP reload
+all come through ``load``: what it accepts must build, what it refuses never runs.
 """
 
 from __future__ import annotations
