@@ -70,8 +70,8 @@ def parse_ssh_url(url: str) -> SSHTarget:
     if not path.startswith("/") or path == "/":
         raise SSHURLError(f"{url!r}: the remote path must be absolute, e.g. ssh://host/var/log/app.log")
     segments = path.split("/")
-    if segments[1].startswith("~") or "." in segments or ".." in segments:
-        raise SSHURLError(f"{url!r}: the remote path must be absolute, without '~', '.' or '..'")
+    if segments[1].startswith("~") or ".." in segments:
+        raise SSHURLError(f"{url!r}: the remote path must be absolute, without '~' or '..'")
     if any(ord(c) < 32 or c == "\x7f" for c in path):
         raise SSHURLError(f"{url!r}: control characters in the remote path")
     if any(c in _GLOB_CHARS for c in path.rsplit("/", 1)[0]):
