@@ -154,6 +154,7 @@ class HttpServer:
         self._stopping = False
         self._paused_until = 0.0
         self._backoff = 0.0
+        self._fd_logged = -60.0
         self._thread = threading.Thread(target=self._reactor, name="http", daemon=True)
         self._workers = [
             threading.Thread(target=self._worker, name=f"http-worker-{i}", daemon=True)
@@ -251,13 +252,15 @@ class HttpServer:
     def _out_of_descriptors(self) -> None:
         """Close the oldest idle connection and pause accepting, rather than spin on EMFILE."""
         self.stats.count("fd_exhausted")
-        if not self._backoff:
+        now = time.monotonic()
+        if now - self._fd_logged >= 60:  # once a minute at most: an attack must not flood the journal
+            self._fd_logged = now
             log.warning("out of file descriptors: closing idle HTTP connections, pausing accept()")
         victim = self._oldest_idle()
         if victim is not None:
             self._close(victim)
         self._backoff = min(1.0, max(0.05, self._backoff * 2))
-        self._paused_until = time.monotonic() + self._backoff
+        self._paused_until = now + self._backoff
         self._sel.unregister(self._listener)
 
     def _oldest_idle(self) -> _Conn | None:

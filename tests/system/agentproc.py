@@ -18,7 +18,13 @@ from tests.system.tools import free_port
 
 
 class AgentProcess:
-    def __init__(self, state_dir: Path, args: list[str], env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        args: list[str],
+        env: dict[str, str] | None = None,
+        preexec_fn: Callable[[], None] | None = None,
+    ) -> None:
         self.port = free_port()
         self.state_dir = state_dir
         self.log_path = state_dir.parent / f"agent-{self.port}.stderr"
@@ -35,7 +41,11 @@ class AgentProcess:
         ]
         self._err = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.DEVNULL, stderr=self._err, env={**os.environ, **(env or {})}
+            cmd,
+            stdout=subprocess.DEVNULL,
+            stderr=self._err,
+            env={**os.environ, **(env or {})},
+            preexec_fn=preexec_fn,  # noqa: PLW1509 - only resource limits, set before exec
         )
         wait_for(
             lambda: self.get("/healthz") == "ok\n", 20, f"agent on port {self.port} never became healthy"
