@@ -85,6 +85,7 @@ def agent(tmp_path: Path) -> Iterator[AgentProcess]:
 def test_idle_flood_past_the_bound_keeps_metrics_up_and_threads_bounded(agent: AgentProcess) -> None:
     pid = agent.proc.pid
     assert agent.get("/metrics")
+    assert "without a web config" not in agent.stderr()  # loopback: no warning
     before = threads(pid)
     with ExitStack() as stack:
         idle = idle_connections(stack, agent.port, 300)  # the server's bound is 128

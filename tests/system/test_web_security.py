@@ -219,3 +219,18 @@ def test_prometheus_scrapes_with_a_client_certificate(
     with pytest.raises(OSError):
         fetch(f"http://127.0.0.1:{port}/metrics")
     assert agent.stop() == 0
+
+
+def test_listening_beyond_loopback_without_a_web_config_warns_once(tmp_path: Path, procs: list[Proc]) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(synth.startup(START, seed=1)) + "\n")
+    port = free_port()
+    args = [sys.executable, "-m", "acceptmon", "run", "--listen", f"0.0.0.0:{port}"]
+    agent = Proc([*args, "--state-dir", str(tmp_path / "state"), str(log)], tmp_path / "agent.out")
+    procs.append(agent)
+    wait_for(
+        lambda: agent.alive() and "serving /metrics on http://" in agent.output(), 30, "agent never served"
+    )
+    assert fetch(f"http://127.0.0.1:{port}/metrics")[0] == 200
+    warnings = [line for line in agent.output().splitlines() if " WARNING " in line]
+    assert len(warnings) == 1 and "without a web config" in warnings[0], warnings

@@ -13,6 +13,7 @@ import yaml
 from acceptmon import config as config_mod
 from acceptmon.webconfig import BasicAuth, WebConfigError, load_web_config
 from tests.certs import Certs, make_certs
+from tests.conftest import ROOT
 
 HASH = bcrypt.hashpw(b"s3cret-pass", bcrypt.gensalt(4)).decode()
 
@@ -152,3 +153,12 @@ def test_config_key_validates_the_file_and_check_config_refuses_it(tmp_path: Pat
     good = write(tmp_path, {"basic_auth_users": {"prom": HASH}})
     main.write_text(yaml.safe_dump({"sources": ["/var/log/x.log"], "web_config_file": good}))
     assert config_mod.load(str(main)).web_config_file == good
+
+
+def test_shipped_example_is_valid_once_its_certificates_exist(tmp_path: Path, certs: Certs) -> None:
+    example = yaml.safe_load((ROOT / "deploy" / "web-config.example.yml").read_text())
+    example["tls_server_config"].update(cert_file=str(certs.server_cert), key_file=str(certs.server_key))
+    web = load_web_config(write(tmp_path, example))
+    assert web.tls is not None and web.users and ("X-Content-Type-Options", "nosniff") in web.headers
+    minimal = yaml.safe_load((ROOT / "deploy" / "acceptmon.minimal.yaml").read_text())
+    assert minimal["listen"].startswith("127.0.0.1:")  # no open-to-all default
