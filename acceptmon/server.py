@@ -108,6 +108,7 @@ class ConnectionStats:
 @dataclass(eq=False)
 class _Conn:
     sock: socket.socket
+    fd: int
     deadline: float
     since: float
     buf: bytearray = field(default_factory=bytearray)
@@ -204,7 +205,7 @@ class HttpServer:
                     elif key.data == "wake":
                         self._drain_wake()
                     else:
-                        self._readable(key.data, mask)
+                        self._event(key.data, mask)
                 self._housekeeping(time.monotonic())
         except Exception:  # never let the HTTP face die silently
             log.exception("HTTP reactor failed")
@@ -215,6 +216,13 @@ class HttpServer:
             self._sel.close()
             self._listener.close()
             self._wake_r.close()
+
+    def _event(self, conn: _Conn, mask: int) -> None:
+        try:
+            self._readable(conn, mask)
+        except Exception:  # one connection's surprise must not take the listener down
+            log.exception("HTTP connection handling failed; closing it")
+            self._close(conn)
 
     def _timeout(self, now: float) -> float:
         soonest = now + 1.0
@@ -285,20 +293,18 @@ class HttpServer:
             sock.close()
             self.stats.count("tls_error")
             return
-        conn = _Conn(
-            sock, deadline=now + self.limits.head_timeout, since=now, handshaking=self._tls is not None
-        )
-        self._conns[sock.fileno()] = conn
+        deadline = now + self.limits.head_timeout
+        conn = _Conn(sock, sock.fileno(), deadline, now, handshaking=self._tls is not None)
+        self._conns[conn.fd] = conn
         self.stats.open = len(self._conns)
         self._sel.register(sock, selectors.EVENT_READ, conn)
 
     def _close(self, conn: _Conn) -> None:
-        fd = conn.sock.fileno()
-        if fd >= 0 and self._conns.get(fd) is conn:
-            del self._conns[fd]
+        if self._conns.get(conn.fd) is conn:
+            del self._conns[conn.fd]
             if not conn.busy:
                 with contextlib.suppress(KeyError, ValueError):
-                    self._sel.unregister(conn.sock)
+                    self._sel.unregister(conn.fd)
         conn.sock.close()
         self.stats.open = len(self._conns)
 
@@ -395,7 +401,7 @@ class HttpServer:
             except (OSError, ValueError, KeyError):
                 self._close(conn)
                 continue
-            self._readable(conn, 0)  # bytes may already wait in the buffer or the TLS layer
+            self._event(conn, 0)  # bytes may already wait in the buffer or the TLS layer
 
     # ---- workers -------------------------------------------------------------------------
 
