@@ -188,6 +188,7 @@ class HttpServer:
         for w in self._workers:
             if w.is_alive():
                 w.join(self.limits.write_timeout)
+        self._wake_w.close()
 
     # ---- reactor -------------------------------------------------------------------------
 

@@ -183,3 +183,14 @@ def test_plain_http_to_the_tls_port_is_refused_and_counted(
     with pytest.raises((http.client.HTTPException, OSError)):
         get(server.port, "/metrics")
     wait_for(lambda: server.stats.snapshot()["tls_error"] == 1, 5, "failed handshake not counted")
+
+
+def test_a_client_that_never_reads_the_response_frees_its_worker(start: Callable[..., HttpServer]) -> None:
+    big = b"x" * (64 << 20)  # far more than the loopback socket buffers hold
+    server = start({**ROUTES, "/big": lambda: ("text/plain", big)}, workers=1, write_timeout=1.0)
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", server.port))
+        s.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        wait_for(lambda: server.stats.snapshot()["write_timeout"] == 1, 10, "the stuck write never timed out")
+        assert get(server.port, "/metrics").status == 200  # the only worker is free again
