@@ -42,7 +42,7 @@ def _run(args: argparse.Namespace) -> int:
     from acceptmon import daemon
     from acceptmon.config import ConfigError
 
-    overrides = {"listen": args.listen, "state_dir": args.state_dir}
+    overrides = {"listen": args.listen, "state_dir": args.state_dir, "web_config_file": args.web_config_file}
     if args.from_end:
         overrides["read_from_beginning"] = False
     try:
@@ -142,6 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("sources", nargs="*", metavar="SOURCE", help="log sources in addition to the config's")
     run.add_argument("--config", metavar="FILE", help="YAML config (see deploy/acceptmon.example.yaml)")
     run.add_argument("--listen", metavar="HOST:PORT", help="where to serve HTTP (default 127.0.0.1:9469)")
+    run.add_argument(
+        "--web.config.file",
+        dest="web_config_file",
+        metavar="FILE",
+        help="exporter-toolkit web config (TLS, client certificates, basic auth) protecting /metrics "
+        "and /api/*; /healthz stays open (see deploy/web-config.example.yml)",
+    )
     run.add_argument(
         "--state-dir", metavar="DIR", help="checkpoints and run snapshots (default /var/lib/acceptmon)"
     )

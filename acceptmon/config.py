@@ -32,6 +32,7 @@ _TOP_KEYS = {
     "notify",
     "watch_files",
     "read_draft_config",
+    "web_config_file",
 }
 _SOURCE_KEYS = {
     "path",
@@ -88,6 +89,7 @@ class Config:
     watch_files: tuple[str, ...] = ()
     detect: Mapping[str, Any] = field(default_factory=dict)
     notify: Mapping[str, Any] = field(default_factory=dict)
+    web_config_file: str | None = None  # exporter-toolkit web config: TLS, basic auth
 
     def listen_addr(self) -> tuple[str, int]:
         host, _, port = self.listen.rpartition(":")
@@ -238,11 +240,28 @@ def from_mapping(
         watch_files=tuple(watch),
         detect=dict(sections["detect"]),
         notify=dict(sections["notify"]),
+        web_config_file=_web_config_file(raw.get("web_config_file"), problems),
     )
     problems += _section_problems(config)
     if problems:
         raise ConfigError(problems)
     return config
+
+
+def _web_config_file(value: Any, problems: list[str]) -> str | None:
+    """Validate the exporter-toolkit web config now, so check-config refuses a broken one."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        problems.append("web_config_file: expected a file name")
+        return None
+    from acceptmon.webconfig import WebConfigError, load_web_config
+
+    try:
+        load_web_config(value)
+    except WebConfigError as exc:
+        problems += exc.problems
+    return value
 
 
 def _section_problems(config: Config) -> list[str]:

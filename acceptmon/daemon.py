@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import ipaddress
 import logging
 import signal
+import ssl
 import threading
 from typing import Any
 
@@ -17,20 +19,24 @@ from acceptmon.findings_json import finding_json
 from acceptmon.health import (
     checkpoint_metrics,
     finding_metrics,
+    http_metrics,
     notify_metrics,
     reload_metrics,
     source_metrics,
 )
 from acceptmon.notify.config import NotifyConfigError
 from acceptmon.runstate import run_to_dict
-from acceptmon.server import HttpServer, json_route, metrics_route
+from acceptmon.server import ConnectionStats, HttpServer, json_route, metrics_route
+from acceptmon.webconfig import WebConfig, WebConfigError, load_web_config
 
 log = logging.getLogger("acceptmon.daemon")
 
 
-def _metrics(agent: Agent) -> str:
+def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
     def extras() -> Any:
         yield from source_metrics(agent.health())
+        if http is not None:
+            yield from http_metrics(http.snapshot(), http.open)
         yield from checkpoint_metrics(agent.checkpoint_age(), agent.checkpoint_errors)
         yield from reload_metrics(agent.reload_ok, agent.reload_at)
         yield from finding_metrics(agent.findings, agent.raised)
@@ -55,17 +61,50 @@ def _runs(agent: Agent) -> list[dict[str, Any]]:
 
 def serve(agent: Agent, cfg: config_mod.Config | None = None) -> HttpServer:
     """Bind and start the HTTP server for ``cfg`` (default: the agent's); OSError if it cannot bind."""
-    host, port = (cfg or agent.config).listen_addr()
+    cfg = cfg or agent.config
+    host, port = cfg.listen_addr()
+    web = _web_config(cfg.web_config_file)
+    stats = ConnectionStats()
     routes = {
-        "/metrics": metrics_route(lambda: _metrics(agent)),
+        "/metrics": metrics_route(lambda: _metrics(agent, stats)),
         "/healthz": lambda: ("text/plain", b"ok\n"),
         "/api/findings": json_route(lambda: [finding_json(f) for f in agent.findings]),
         "/api/runs": json_route(lambda: _runs(agent)),
     }
-    server = HttpServer(host, port, routes)
+    try:
+        server = HttpServer(host, port, routes, web, stats=stats)
+    except (ssl.SSLError, ValueError) as exc:  # certificate changed since validation
+        raise config_mod.ConfigError([f"web config: cannot load the TLS certificate or key: {exc}"]) from None
     server.start()
-    log.info("serving /metrics on http://%s:%d", host, server.port)
+    scheme = "https" if server.tls else "http"
+    auth = " (basic auth)" if web is not None and web.users else ""
+    log.info("serving /metrics on %s://%s:%d%s", scheme, host, server.port, auth)
+    if web is None and not _is_loopback(host):
+        log.warning(
+            "listening on %s without a web config: /metrics and /api/* are open to anyone who can "
+            "reach port %d; set web_config_file (TLS, basic auth) or listen on 127.0.0.1",
+            host,
+            server.port,
+        )
     return server
+
+
+def _web_config(path: str | None) -> WebConfig | None:
+    if not path:
+        return None
+    try:
+        return load_web_config(path)
+    except WebConfigError as exc:
+        raise config_mod.ConfigError(exc.problems) from None
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: assume it resolves to a reachable address
 
 
 def _watch(agent: Agent) -> Any:

@@ -134,6 +134,13 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
         "Age of the oldest undelivered notification.",
         ("notifier",),
     ),
+    _c(
+        "acceptmon_http_connections_rejected",
+        "HTTP connections closed unanswered by reason (limit, overloaded, head_timeout, write_timeout, "
+        "tls_error, fd_exhausted, bad_request).",
+        ("reason",),
+    ),
+    _g("acceptmon_http_open_connections", "HTTP connections open now (idle ones cost no thread).", ()),
 )
 
 CATALOGUE = STORE_CATALOGUE + AGENT_CATALOGUE

@@ -1,4 +1,4 @@
-"""Metric families for the live agent: sources, checkpoints, reloads, findings, notifications."""
+"""Metric families for the live agent: sources, checkpoints, reloads, findings, notifications, HTTP."""
 
 from __future__ import annotations
 
@@ -84,3 +84,13 @@ def notify_metrics(stats: list[Any], outcomes: tuple[str, ...]) -> Iterator[Metr
         depth.add_metric([q.notifier], float(q.depth))
         oldest.add_metric([q.notifier], float(q.oldest_pending_s or 0.0))
     yield from (sent, depth, oldest)
+
+
+def http_metrics(rejected: Mapping[str, int], open_connections: int) -> Iterator[Metric]:
+    fam = _fam("acceptmon_http_connections_rejected")
+    for reason in sorted(rejected):
+        fam.add_metric([reason], float(rejected[reason]))
+    yield fam
+    gauge = _fam("acceptmon_http_open_connections")
+    gauge.add_metric([], float(open_connections))
+    yield gauge

@@ -25,6 +25,7 @@ class AgentProcess:
         env: dict[str, str] | None = None,
         port: int | None = None,
         listen_flag: bool = True,
+        preexec_fn: Callable[[], None] | None = None,
     ) -> None:
         """Without ``listen_flag`` the settings file must say ``listen: 127.0.0.1:<port>``."""
         self.port = port or free_port()
@@ -42,7 +43,11 @@ class AgentProcess:
         ]
         self._err = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.DEVNULL, stderr=self._err, env={**os.environ, **(env or {})}
+            cmd,
+            stdout=subprocess.DEVNULL,
+            stderr=self._err,
+            env={**os.environ, **(env or {})},
+            preexec_fn=preexec_fn,  # noqa: PLW1509 - only resource limits, set before exec
         )
         wait_for(
             lambda: self.get("/healthz") == "ok\n", 20, f"agent on port {self.port} never became healthy"
