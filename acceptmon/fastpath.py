@@ -8,17 +8,23 @@ column-wise sums, its Prefill lines by one validating regex. Anything the
 bulk regexes do not account for line for line sends the stretch down the
 per-line path, so results never differ from the records path (a test
 checks this on every golden case).
+
+Chunks that hold a request dump (``--log-requests``), or start inside one,
+go line by line: which markers count there depends on the per-line parser's
+request state (see parse/line.py).
 """
 
 from __future__ import annotations
 
 import re
 from itertools import compress, repeat
-from operator import contains, not_
+from operator import contains, itemgetter, not_
 from typing import TYPE_CHECKING
 
 from acceptmon.model import DecodeSample, PrefillSample
+from acceptmon.parse.line import has_request
 from acceptmon.parse.sglang import DECODE, PREFILL
+from acceptmon.store import accept_len_range
 
 if TYPE_CHECKING:
     from acceptmon.model import Chunk
@@ -35,6 +41,10 @@ EVENTS = re.compile(
 
 def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser) -> None:
     lines = chunk.lines
+    if parser.in_request or has_request(lines):
+        for i, text in enumerate(lines):
+            _one(pipeline, parser, text, chunk.lineno + i)
+        return
     decode = list(map(contains, lines, repeat(DECODE)))
     others = list(compress(lines, map(not_, decode)))
     # Most chunks hold no event at all: find that out with C-level passes only.
@@ -65,12 +75,23 @@ def _has(lines: tuple[str, ...], char: str) -> bool:
 
 
 def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None:
-    record = parser.parse(text, lineno)
-    if record is None:
-        return
-    pipeline.route(record)
-    if type(record) in (DecodeSample, PrefillSample):
-        parser.learn(text, record)
+    try:
+        record = parser.parse(text, lineno)
+        if record is None:
+            return
+        pipeline.route(record)
+        if type(record) in (DecodeSample, PrefillSample):
+            parser.learn(text, record)
+    except Exception as exc:  # one line never stops the chunk (see pipeline)
+        pipeline.contained(parser.source, lineno, exc)
+
+
+def _in_range(rows: list[tuple[str, ...]], col: int | None, bounds: tuple[float, float] | None) -> bool:
+    """Whether every row's accept length is physically possible (else the per-line path counts it)."""
+    if col is None or bounds is None or not rows:
+        return True
+    lens = list(map(float, map(itemgetter(col - 1), rows)))
+    return bounds[0] <= min(lens) and max(lens) <= bounds[1]
 
 
 def _stretch(
@@ -95,6 +116,8 @@ def _stretch(
     if decode and run is not None:
         block = "\n".join(decode)
         rows = parser.bulk_decode(block, len(decode)) if "\r" not in block and "\x1b" not in block else None
+        if rows is not None and not _in_range(rows[0], rows[1][4], accept_len_range(run.settings)):
+            rows = None
     if (decode and rows is None) or (prefill and not parser.bulk_prefill("\n".join(prefill), len(prefill))):
         for offset, text in enumerate(seg):
             if DECODE in text or PREFILL in text:

@@ -40,4 +40,4 @@ def test_parity_on_generated_traffic_with_damage(tmp_path: Path) -> None:
     data = log.read_bytes().replace(b"accept len: 2.1", b"accept len: 2.x", 50)
     fast, slow = _render(data, False), _render(data, True)
     assert fast == slow
-    assert 'acceptmon_parse_errors_total{source="s"} 0.0' not in fast
+    assert 'acceptmon_parse_errors_total{kind="malformed",source="s"} 0.0' not in fast
