@@ -28,6 +28,7 @@ _TOP_KEYS = {
     "notify",
     "watch_files",
     "read_draft_config",
+    "stall_after",
 }
 _SOURCE_KEYS = {
     "path",
@@ -79,6 +80,8 @@ class Config:
     state_dir: str = DEFAULT_STATE_DIR
     poll_interval: float = 0.25
     checkpoint_interval: float = 5.0
+    #: /healthz answers 503 when lines wait and ingestion has not advanced for this long.
+    stall_after: float = 30.0
     sources: tuple[SourceConfig, ...] = ()
     read_draft_config: bool = True
     watch_files: tuple[str, ...] = ()
@@ -174,6 +177,7 @@ def from_mapping(raw: Mapping[str, Any], extra_sources: list[str] | None = None)
         state_dir=str(raw.get("state_dir", DEFAULT_STATE_DIR)),
         poll_interval=_number(raw, "poll_interval", 0.25, problems, ""),
         checkpoint_interval=_number(raw, "checkpoint_interval", 5.0, problems, ""),
+        stall_after=_number(raw, "stall_after", 30.0, problems, ""),
         sources=kept,
         read_draft_config=bool(raw.get("read_draft_config", True)),
         watch_files=tuple(watch),

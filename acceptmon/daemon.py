@@ -11,7 +11,7 @@ from acceptmon import config as config_mod
 from acceptmon.agent import Agent
 from acceptmon.export import render
 from acceptmon.findings_json import finding_json
-from acceptmon.health import checkpoint_metrics, finding_metrics, notify_metrics, source_metrics
+from acceptmon.health import checkpoint_metrics, finding_metrics, healthz, notify_metrics, source_metrics
 from acceptmon.runstate import run_to_dict
 from acceptmon.server import HttpServer, json_route, metrics_route
 
@@ -46,7 +46,7 @@ def serve(agent: Agent) -> HttpServer:
     host, port = agent.config.listen_addr()
     routes = {
         "/metrics": metrics_route(lambda: _metrics(agent)),
-        "/healthz": lambda: ("text/plain", b"ok\n"),
+        "/healthz": lambda: healthz(agent.last_progress, agent.pending(), agent.config.stall_after),
         "/api/findings": json_route(lambda: [finding_json(f) for f in agent.findings]),
         "/api/runs": json_route(lambda: _runs(agent)),
     }

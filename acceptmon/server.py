@@ -17,6 +17,15 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 log = logging.getLogger("acceptmon.server")
 
+class HttpError(Exception):
+    """Raised by a route to answer with another status (e.g. 503 from /healthz)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 Routes = dict[str, Callable[[], tuple[str, bytes]]]
 
 
@@ -46,6 +55,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             ctype, body = route()
+        except HttpError as exc:
+            self._send(exc.code, "text/plain", exc.message.encode())
+            return
         except Exception:  # a broken producer must not kill the server thread
             log.exception("handler for %s failed", path)
             self._send(500, "text/plain", b"internal error\n")

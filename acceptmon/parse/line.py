@@ -23,16 +23,17 @@ from acceptmon.parse import sglang, vllm
 from acceptmon.parse.prefix import ANSI, PrefixCache
 from acceptmon.parse.shapes import DecodeShapes, DecodeValues, PrefillShapes
 
+#: Lines that dump a request (and may quote anything a user sent).
+REQUEST_MARKERS = ("Receive: obj=", "Finish: obj=", "Received request ", "Generated response ")
 OTHER = re.compile(
-    r"Prefill batch|server_args[=:]|fired up and ready|SIGTERM received|Shutting down"
+    r"Receive: obj=|Finish: obj=|Received request |Generated response "
+    r"|Prefill batch|server_args[=:]|fired up and ready|SIGTERM received|Shutting down"
     r"|hit an exception|Exception in ModelTpServer|sigquit from a child|SIGQUIT received|Watchdog timeout"
     r"|SpecDecoding metrics:|Speculative metrics:|Adaptive spec params updated|Avg prompt throughput"
 )
 _DECODE_LEN = len(sglang.DECODE)
 _PREFILL_LEN = len(sglang.PREFILL)
 
-#: Lines that dump a request (and may quote anything a user sent).
-REQUEST_MARKERS = ("Receive: obj=", "Finish: obj=", "Received request ", "Generated response ")
 _REQUEST = re.compile("|".join(re.escape(m) for m in REQUEST_MARKERS))
 #: Markers that stand a few words into their message (``The server is fired up…``).
 _SENTENCE = frozenset(
@@ -50,7 +51,7 @@ _SENTENCE = frozenset(
 #: How far into its message a sentence marker may stand.
 _SENTENCE_LEAD = 48
 #: A line that starts a new log entry (ends a request's unprefixed continuation).
-_ENTRY = re.compile(r"\[|\(\w++ pid=\d++\) |[A-Z]++ \d\d-\d\d |\d{4}-\d\d-\d\d|INFO:|WARNING:|ERROR:")
+_ENTRY = re.compile(r"\[|\(\w++ pid=\d++\) |[A-Z]++ \d\d-\d\d |\d{4}-\d\d-\d\d")
 
 
 def has_request(lines: tuple[str, ...] | list[str]) -> bool:
@@ -99,7 +100,7 @@ class LineParser:
 
     def _placed(self, text: str, at: int, marker: str) -> bool:
         """Whether the marker at ``at`` starts the message (see the module docstring)."""
-        if _REQUEST.search(text, 0, at) is not None:
+        if marker in REQUEST_MARKERS or _REQUEST.search(text, 0, at) is not None:
             self.in_request = True
             return False
         close = text.rfind("]", 0, at)

@@ -41,3 +41,21 @@ def test_parity_on_generated_traffic_with_damage(tmp_path: Path) -> None:
     fast, slow = _render(data, False), _render(data, True)
     assert fast == slow
     assert 'acceptmon_parse_errors_total{kind="malformed",source="s"} 0.0' not in fast
+
+
+def test_parity_with_prompts_injected_through_request_logs(tmp_path: Path) -> None:
+    """--log-requests dumps prompts into the log: both paths ignore markers inside them."""
+    from bench.gen_log import generate
+    from tests.unit.test_hostile import CONTINUATION, INJECTIONS
+
+    log = tmp_path / "g.log"
+    generate(str(log), 5_000, seed=5)
+    lines = log.read_text().splitlines()
+    injected = "\n".join(INJECTIONS + CONTINUATION)
+    data = "\n".join([*lines[:2000], injected, *lines[2000:3000], injected, *lines[3000:]]).encode() + b"\n"
+    clean = "\n".join(lines).encode() + b"\n"
+    fast, slow = _render(data, False), _render(data, True)
+    assert fast == slow
+    # The injected lines are lines, and nothing else.
+    strip = [t for t in fast.splitlines() if not t.startswith("acceptmon_lines_total")]
+    assert strip == [t for t in _render(clean, False).splitlines() if not t.startswith("acceptmon_lines_total")]
