@@ -4,7 +4,6 @@ and the /healthz verdict."""
 from __future__ import annotations
 
 import time
-
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -16,7 +15,9 @@ from acceptmon.server import HttpError
 from acceptmon.sources.base import SourceHealth
 
 
-def healthz(last_progress: float, pending: bool, stall_after: float, now: float | None = None) -> tuple[str, bytes]:
+def healthz(
+    last_progress: float, pending: bool, stall_after: float, now: float | None = None
+) -> tuple[str, bytes]:
     """``ok``, or 503 when lines wait and ingestion has not advanced for ``stall_after`` s.
 
     Takes no agent lock: a stuck ingestion holds it, and this is how it shows.

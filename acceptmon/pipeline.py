@@ -104,7 +104,7 @@ class Pipeline:
             self._logged.add((source, kind))
             log.warning(
                 "%s line %d: record skipped (%s%s); further ones are counted in "
-                "acceptmon_parse_errors_total{kind=\"%s\"} only",
+                'acceptmon_parse_errors_total{kind="%s"} only',
                 source,
                 lineno,
                 kind,

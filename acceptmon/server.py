@@ -17,6 +17,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 log = logging.getLogger("acceptmon.server")
 
+
 class HttpError(Exception):
     """Raised by a route to answer with another status (e.g. 503 from /healthz)."""
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 
 from acceptmon.model import (
+    OUT_OF_RANGE,
+    TOO_LARGE,
     Crash,
     DecodeSample,
     Extras,
@@ -17,8 +19,6 @@ from acceptmon.model import (
     ParseError,
     PrefillSample,
     ServerStart,
-    OUT_OF_RANGE,
-    TOO_LARGE,
     SpecParamsUpdate,
 )
 from acceptmon.parse.args import MAX_ARGS_CHARS, parse_args

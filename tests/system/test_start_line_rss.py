@@ -36,7 +36,7 @@ def _run(size: int) -> tuple[int, int, float, float]:
 
 
 def test_two_megabyte_start_line_is_counted_at_bounded_memory() -> None:
-    base_len, base_rss, base_err, base_decode = _run(0)
+    _, base_rss, base_err, base_decode = _run(0)
     big_len, big_rss, big_err, big_decode = _run(2_000_000)
     assert big_len >= 2_000_000 and base_err == 0
     assert big_err == 1 and big_decode == base_decode == 100

@@ -58,4 +58,6 @@ def test_parity_with_prompts_injected_through_request_logs(tmp_path: Path) -> No
     assert fast == slow
     # The injected lines are lines, and nothing else.
     strip = [t for t in fast.splitlines() if not t.startswith("acceptmon_lines_total")]
-    assert strip == [t for t in _render(clean, False).splitlines() if not t.startswith("acceptmon_lines_total")]
+    assert strip == [
+        t for t in _render(clean, False).splitlines() if not t.startswith("acceptmon_lines_total")
+    ]

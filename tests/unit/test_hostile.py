@@ -306,7 +306,9 @@ def test_agent_progress_is_readable_without_the_lock(tmp_path: Path) -> None:
 
 def test_metrics_render_without_nonfinite_histogram_sums() -> None:
     p = Pipeline()
-    p.feed(_chunk([server_args_line(T0), decode_line(T0, 2.0).replace("accept len: 2.00", "accept len: inf")]))
+    p.feed(
+        _chunk([server_args_line(T0), decode_line(T0, 2.0).replace("accept len: 2.00", "accept len: inf")])
+    )
     samples = [line for line in render(p.store).splitlines() if not line.startswith("#")]
     assert all(math.isfinite(float(line.rsplit(" ", 1)[1])) for line in samples)
     assert math.isfinite(p.store.stats("s").counters["accept_len_sum"])

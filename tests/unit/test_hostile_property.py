@@ -26,7 +26,18 @@ T0 = datetime(2026, 1, 1)
 
 HOSTILE = st.one_of(
     st.sampled_from(
-        ["inf", "-inf", "nan", "1e400", "-1e400", "1j", "...", "0x" + "f" * 4000, "9" * 4400, "-" + "9" * 4400]
+        [
+            "inf",
+            "-inf",
+            "nan",
+            "1e400",
+            "-1e400",
+            "1j",
+            "...",
+            "0x" + "f" * 4000,
+            "9" * 4400,
+            "-" + "9" * 4400,
+        ]
     ),
     st.sampled_from(["1" * 19, "0." + "9" * 30, "1.5e308", "NaN", "Infinity", "(", "[[[[", "'", "{1: 2}"]),
     st.integers(min_value=-(10**30), max_value=10**30).map(str),
