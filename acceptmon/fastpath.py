@@ -22,7 +22,7 @@ from operator import contains, itemgetter, not_
 from typing import TYPE_CHECKING
 
 from acceptmon.model import DecodeSample, PrefillSample
-from acceptmon.parse.line import has_request
+from acceptmon.parse.line import REQUEST, has_request
 from acceptmon.parse.sglang import DECODE, PREFILL
 from acceptmon.store import accept_len_range
 
@@ -41,33 +41,56 @@ EVENTS = re.compile(
 
 def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser) -> None:
     lines = chunk.lines
-    if parser.in_request or has_request(lines):
-        for i, text in enumerate(lines):
-            _one(pipeline, parser, text, chunk.lineno + i)
-        return
+    requests = has_request(lines)
     decode = list(map(contains, lines, repeat(DECODE)))
     others = list(compress(lines, map(not_, decode)))
     # Most chunks hold no event at all: find that out with C-level passes only.
-    if not any(map(EVENTS.search, others)) and not _has(lines, "\x1b") and not _has(lines, "\r"):
+    if (
+        not requests
+        and not parser.in_request
+        and not any(map(EVENTS.search, others))
+        and not _has(lines, "\x1b")
+        and not _has(lines, "\r")
+    ):
         _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), others)
         return
     # A Prefill line is only searched in front of its marker: the general parser
-    # also takes the first marker of a line, and Prefill lines are long.
+    # also takes the first marker of a line, and Prefill lines are long. Request
+    # dumps are events too (whatever markers they quote): the parser classifies them.
     event = EVENTS.search
+    request = REQUEST.search if requests else _never
     cuts = [
         i
         for i, t in enumerate(lines)
-        if DECODE not in t
-        and (event(t, 0, t.find(PREFILL) % (len(t) + 1)) is not None or "\x1b" in t or "\r" in t)
+        if (
+            DECODE not in t
+            and (event(t, 0, t.find(PREFILL) % (len(t) + 1)) is not None or "\x1b" in t or "\r" in t)
+        )
+        or request(t) is not None
     ]
-    start = 0
+    start = _continuation(pipeline, parser, chunk, 0)
     for i in cuts:
+        if i < start:
+            continue
         if i > start:
             _stretch(pipeline, chunk, parser, start, i)
         _one(pipeline, parser, lines[i], chunk.lineno + i)
-        start = i + 1
+        start = _continuation(pipeline, parser, chunk, i + 1)
     if start < len(lines):
         _stretch(pipeline, chunk, parser, start, len(lines))
+
+
+def _never(_text: str) -> None:
+    return None
+
+
+def _continuation(pipeline: Pipeline, parser: LineParser, chunk: Chunk, start: int) -> int:
+    """Inside a request dump, go line by line until the parser sees the next log entry."""
+    lines = chunk.lines
+    while parser.in_request and start < len(lines):
+        _one(pipeline, parser, lines[start], chunk.lineno + start)
+        start += 1
+    return start
 
 
 def _has(lines: tuple[str, ...], char: str) -> bool:

@@ -34,7 +34,7 @@ OTHER = re.compile(
 _DECODE_LEN = len(sglang.DECODE)
 _PREFILL_LEN = len(sglang.PREFILL)
 
-_REQUEST = re.compile("|".join(re.escape(m) for m in REQUEST_MARKERS))
+REQUEST = re.compile("|".join(re.escape(m) for m in REQUEST_MARKERS))
 #: Markers that stand a few words into their message (``The server is fired up…``).
 _SENTENCE = frozenset(
     {
@@ -100,7 +100,7 @@ class LineParser:
 
     def _placed(self, text: str, at: int, marker: str) -> bool:
         """Whether the marker at ``at`` starts the message (see the module docstring)."""
-        if marker in REQUEST_MARKERS or _REQUEST.search(text, 0, at) is not None:
+        if marker in REQUEST_MARKERS or REQUEST.search(text, 0, at) is not None:
             self.in_request = True
             return False
         close = text.rfind("]", 0, at)

@@ -39,7 +39,7 @@ REGEXES: dict[str, tuple[re.Pattern[str], str]] = {
     "sglang._MIXED": (sglang._MIXED, "match"),
     "sglang._ADAPTIVE": (sglang._ADAPTIVE, "search"),
     "line.OTHER": (line.OTHER, "search"),
-    "line._REQUEST": (line._REQUEST, "search"),
+    "line.REQUEST": (line.REQUEST, "search"),
     "line._ENTRY": (line._ENTRY, "match"),
     "fastpath.EVENTS": (fastpath.EVENTS, "search"),
     "vllm._KEYS": (vllm._KEYS, "finditer"),
