@@ -17,12 +17,13 @@ request state (see parse/line.py).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from itertools import compress, repeat
 from operator import contains, itemgetter, not_
 from typing import TYPE_CHECKING
 
 from acceptmon.model import DecodeSample, PrefillSample
-from acceptmon.parse.line import REQUEST, has_request
+from acceptmon.parse.line import ENTRY, REQUEST, REQUEST_MARKERS, has_request
 from acceptmon.parse.sglang import DECODE, PREFILL
 from acceptmon.store import accept_len_range
 
@@ -41,7 +42,7 @@ EVENTS = re.compile(
 
 def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser) -> None:
     lines = chunk.lines
-    requests = has_request(lines)
+    requests = has_request(lines) and not _plain_requests(lines)
     decode = list(map(contains, lines, repeat(DECODE)))
     others = list(compress(lines, map(not_, decode)))
     # Most chunks hold no event at all: find that out with C-level passes only.
@@ -82,6 +83,44 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser) -> None:
 
 def _never(_text: str) -> None:
     return None
+
+
+def _plain_requests(lines: tuple[str, ...]) -> bool:
+    """Whether every request dump is plain noise to the per-line parser too.
+
+    True when no dump quotes a batch marker (the bulk regexes would see it) and
+    the lines that continue it, up to the next log entry in this chunk (which
+    ends the parser's request state), hold no marker either: then the dumps
+    need no cut and the chunk keeps its bulk path.
+    """
+    block = "\n".join(lines)
+    for at in _found(block):
+        start = block.rfind("\n", 0, at) + 1
+        end = block.find("\n", at)
+        if end < 0 or _marked(block[start:end]):
+            return False
+        while True:  # the continuation: unprefixed lines up to the next entry
+            nxt_end = block.find("\n", end + 1)
+            nxt = block[end + 1 : nxt_end if nxt_end >= 0 else len(block)]
+            if "\r" not in nxt and "\x1b" not in nxt and ENTRY.match(nxt) is not None:
+                break
+            if nxt_end < 0 or _marked(nxt):
+                return False
+            end = nxt_end
+    return True
+
+
+def _found(block: str) -> Iterator[int]:
+    """Where request markers start (``str.find``: far faster than a regex over a chunk)."""
+    for marker in REQUEST_MARKERS:
+        at = block.find(marker)
+        while at >= 0:
+            yield at
+            at = block.find(marker, block.find("\n", at) % (len(block) + 1) or len(block))
+
+
+def _marked(text: str) -> bool:
+    return DECODE in text or PREFILL in text or EVENTS.search(text) is not None
 
 
 def _continuation(pipeline: Pipeline, parser: LineParser, chunk: Chunk, start: int) -> int:

@@ -51,7 +51,7 @@ _SENTENCE = frozenset(
 #: How far into its message a sentence marker may stand.
 _SENTENCE_LEAD = 48
 #: A line that starts a new log entry (ends a request's unprefixed continuation).
-_ENTRY = re.compile(r"\[|\(\w++ pid=\d++\) |[A-Z]++ \d\d-\d\d |\d{4}-\d\d-\d\d")
+ENTRY = re.compile(r"\[|\(\w++ pid=\d++\) |[A-Z]++ \d\d-\d\d |\d{4}-\d\d-\d\d")
 
 
 def has_request(lines: tuple[str, ...] | list[str]) -> bool:
@@ -88,7 +88,7 @@ class LineParser:
             text = text.rstrip("\r").rsplit("\r", 1)[-1]
         if "\x1b" in text:
             text = ANSI.sub("", text)
-        if self.in_request and _ENTRY.match(text):
+        if self.in_request and ENTRY.match(text):
             self.in_request = False
         i = text.rfind(sglang.DECODE)
         if i >= 0 and self._placed(text, i, sglang.DECODE):

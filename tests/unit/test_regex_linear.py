@@ -40,7 +40,7 @@ REGEXES: dict[str, tuple[re.Pattern[str], str]] = {
     "sglang._ADAPTIVE": (sglang._ADAPTIVE, "search"),
     "line.OTHER": (line.OTHER, "search"),
     "line.REQUEST": (line.REQUEST, "search"),
-    "line._ENTRY": (line._ENTRY, "match"),
+    "line.ENTRY": (line.ENTRY, "match"),
     "fastpath.EVENTS": (fastpath.EVENTS, "search"),
     "vllm._KEYS": (vllm._KEYS, "finditer"),
     "vllm._VALUE": (vllm._VALUE, "finditer"),
