@@ -61,3 +61,28 @@ def test_parity_with_prompts_injected_through_request_logs(tmp_path: Path) -> No
     assert strip == [
         t for t in _render(clean, False).splitlines() if not t.startswith("acceptmon_lines_total")
     ]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
+def test_parity_when_chunks_cut_through_request_dumps(size: int) -> None:
+    """A request dump's continuation may start in the next chunk: both paths carry its state."""
+    from acceptmon.model import Chunk
+    from acceptmon.synth import decode_line, server_args_line
+    from tests.unit.test_hostile import CONTINUATION, INJECTIONS, T0
+
+    noise = "NCCL INFO Channel 00/04 : 0[0] -> 1[1] via P2P/IPC"
+    good = [decode_line(T0, 2.0 + i / 10) for i in range(4)]
+    lines = [server_args_line(T0), *good, *CONTINUATION, *good, INJECTIONS[0], noise, *good]
+    lines += [*CONTINUATION[:-1], *good, INJECTIONS[3], "INFO:     Shutting down", *good, CONTINUATION[0]]
+    lines += [CONTINUATION[1], *good]
+    out = []
+    for with_sink in (False, True):
+        pipeline = Pipeline()
+        if with_sink:
+            pipeline.sinks.append(lambda record: None)
+        for at in range(0, len(lines), size):
+            pipeline.feed(Chunk("s", tuple(lines[at : at + size]), at + 1))
+        out.append(render(pipeline.store))
+        c = pipeline.store.stats("s").counters
+        assert c["server_starts"] == 1 and c["server_shutdowns"] == 0 and c["decode_batches"] == 24
+    assert out[0] == out[1]

@@ -312,3 +312,28 @@ def test_metrics_render_without_nonfinite_histogram_sums() -> None:
     samples = [line for line in render(p.store).splitlines() if not line.startswith("#")]
     assert all(math.isfinite(float(line.rsplit(" ", 1)[1])) for line in samples)
     assert math.isfinite(p.store.stats("s").counters["accept_len_sum"])
+
+
+def test_healthz_route_answers_503_while_a_chunk_is_stuck(tmp_path: Path) -> None:
+    """The route reads the agent's progress without its lock (held by a stuck step)."""
+    import urllib.error
+    import urllib.request
+
+    log = tmp_path / "a.log"
+    log.write_text(decode_line(T0, 2.0) + "\n")
+    agent = Agent(load(None, [str(log)], {"state_dir": str(tmp_path / "state"), "listen": "127.0.0.1:0"}))
+    agent.open()
+    server = daemon.serve(agent)
+    url = f"http://127.0.0.1:{server.port}/healthz"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            assert r.status == 200 and r.read() == b"ok\n"
+        with agent.lock:  # as a step stuck on one line would hold it
+            agent.in_hand = True
+            agent.last_progress -= agent.config.stall_after + 1
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(url, timeout=5)
+            assert err.value.code == 503 and b"stalled" in err.value.read()
+    finally:
+        server.stop()
+        agent.close()
