@@ -96,10 +96,16 @@ def test_regex_is_linear(name: str, shape: str) -> None:
     make = SHAPES[shape]
     small = _ratio(rx, how, make, N)
     assert small < 300, f"{name} on {shape}: {small:.0f}x a plain scan"  # the old ones: >5,000x at 5 KB
-    t1 = _best(_run(rx, how, make(N)))
-    t2 = _best(_run(rx, how, make(2 * N)))
-    if t1 > 2e-4:  # below that, timer noise dominates and the bound above is the check
-        assert t2 / t1 < 3, f"{name} on {shape}: doubling the line took {t2 / t1:.1f}x"
+    one, two = _run(rx, how, make(N)), _run(rx, how, make(2 * N))
+    growth = []
+    for _ in range(3):  # a quadratic regex grows 4x every time; a busy machine only sometimes
+        t1, t2 = _best(one, 5), _best(two, 5)
+        if t1 < 2e-4:  # below that, timer noise dominates and the bound above is the check
+            return
+        growth.append(t2 / t1)
+        if growth[-1] < 3:
+            return
+    raise AssertionError(f"{name} on {shape}: doubling the line took {min(growth):.1f}x the time")
 
 
 def test_whole_parser_is_linear_on_a_line_of_blanks() -> None:
