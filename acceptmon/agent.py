@@ -70,6 +70,10 @@ class Agent:
         #: Whether the last load or reload of the settings took, and when one last did.
         self.reload_ok = True
         self.reload_at = self.clock.now()
+        #: Read by /healthz without the lock: when ingestion last advanced (monotonic
+        #: seconds; a finished step or a committed chunk) and whether a chunk is in hand.
+        self.last_progress = time.monotonic()
+        self.in_hand = False
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -147,15 +151,23 @@ class Agent:
                 if not chunks:
                     break
                 for chunk in chunks:
+                    self.in_hand = True
                     with self.lock:
                         self.pipeline.feed(chunk)
                         source.commit(chunk)
                         self._dirty = True
+                    self.in_hand = False
+                    self.last_progress = time.monotonic()
                     total += len(chunk.lines)
             else:
                 self.backlog = True  # budget spent with data left: come back without waiting
             self._count_overlong(name, source)
+        self.last_progress = time.monotonic()
         return total
+
+    def pending(self) -> bool:
+        """Lines wait to be ingested (no lock taken: safe to call while a step runs)."""
+        return self.in_hand or self.backlog
 
     def _count_overlong(self, name: str, source: Source) -> None:
         over = source.health().overlong_lines

@@ -33,6 +33,7 @@ _TOP_KEYS = {
     "watch_files",
     "read_draft_config",
     "web_config_file",
+    "stall_after",
 }
 _SOURCE_KEYS = {
     "path",
@@ -84,6 +85,8 @@ class Config:
     state_dir: str = DEFAULT_STATE_DIR
     poll_interval: float = 0.25
     checkpoint_interval: float = 5.0
+    #: /healthz answers 503 when lines wait and ingestion has not advanced for this long.
+    stall_after: float = 30.0
     sources: tuple[SourceConfig, ...] = ()
     read_draft_config: bool = True
     watch_files: tuple[str, ...] = ()
@@ -125,13 +128,13 @@ def _listen(value: Any, problems: list[str]) -> str:
         bool(sep)
         and port.isascii()
         and port.isdigit()
-        and 1 <= int(port) <= 65535
+        and 0 <= int(port) <= 65535
         and (bracketed or not any(c in host for c in "[]:"))
         and not any(c.isspace() or c in "/@" for c in host)
     )
     if not ok:
         problems.append(
-            f"listen: expected HOST:PORT with PORT from 1 to 65535 (e.g. 127.0.0.1:9469, [::1]:9469), "
+            f"listen: expected HOST:PORT with PORT from 0 (any free port) to 65535 (e.g. 127.0.0.1:9469, [::1]:9469), "
             f"got {shown(value)}"
         )
         return DEFAULT_LISTEN
@@ -221,7 +224,9 @@ def from_mapping(
     watch = raw.get("watch_files")
     if watch is None:
         watch = []
-    if not isinstance(watch, list) or not all(isinstance(w, str) and w.strip() for w in watch):
+    if not isinstance(watch, list) or not all(
+        isinstance(w, str) and w.strip() and "\x00" not in w for w in watch
+    ):
         problems.append(f"watch_files: expected a list of file paths, got {shown(watch)}")
         watch = []
     sections: dict[str, Mapping[str, Any]] = {}
@@ -235,6 +240,7 @@ def from_mapping(
         state_dir=state_dir,
         poll_interval=_number(raw, "poll_interval", 0.25, problems, ""),
         checkpoint_interval=_number(raw, "checkpoint_interval", 5.0, problems, ""),
+        stall_after=_number(raw, "stall_after", 30.0, problems, ""),
         sources=kept,
         read_draft_config=_bool(raw, "read_draft_config", True, problems, ""),
         watch_files=tuple(watch),
@@ -261,6 +267,8 @@ def _web_config_file(value: Any, problems: list[str]) -> str | None:
         load_web_config(value)
     except WebConfigError as exc:
         problems += exc.problems
+    except (ValueError, TypeError) as exc:  # e.g. a NUL inside a file name it names
+        problems.append(f"web_config_file: {value!r} cannot be used ({type(exc).__name__})")
     return value
 
 

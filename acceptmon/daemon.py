@@ -19,6 +19,7 @@ from acceptmon.findings_json import finding_json
 from acceptmon.health import (
     checkpoint_metrics,
     finding_metrics,
+    healthz,
     http_metrics,
     notify_metrics,
     reload_metrics,
@@ -67,7 +68,7 @@ def serve(agent: Agent, cfg: config_mod.Config | None = None) -> HttpServer:
     stats = ConnectionStats()
     routes = {
         "/metrics": metrics_route(lambda: _metrics(agent, stats)),
-        "/healthz": lambda: ("text/plain", b"ok\n"),
+        "/healthz": lambda: healthz(agent.last_progress, agent.pending(), agent.config.stall_after),
         "/api/findings": json_route(lambda: [finding_json(f) for f in agent.findings]),
         "/api/runs": json_route(lambda: _runs(agent)),
     }

@@ -45,7 +45,12 @@ def _g(name: str, help_: str, labels: tuple[str, ...] = ("source",)) -> MetricDe
 #: Metrics of the parsed logs: the same in one-shot output and on the agent.
 STORE_CATALOGUE: tuple[MetricDef, ...] = (
     _c("acceptmon_lines", "Log lines read."),
-    _c("acceptmon_parse_errors", "Lines that looked like records but could not be read safely."),
+    _c(
+        "acceptmon_parse_errors",
+        "Lines that looked like records but could not be used, by kind "
+        "(malformed, overlong, out_of_range, too_large, exception).",
+        ("source", "kind"),
+    ),
     _c("acceptmon_decode_batches", "SGLang Decode batch lines (one per logging interval and rank)."),
     _c("acceptmon_prefill_batches", "SGLang Prefill batch lines."),
     _c("acceptmon_spec_lines", "vLLM spec-decode metric lines."),
@@ -149,7 +154,6 @@ BY_NAME = {m.name: m for m in CATALOGUE}
 
 _COUNTER_OF = {
     "acceptmon_lines": "lines",
-    "acceptmon_parse_errors": "parse_errors",
     "acceptmon_decode_batches": "decode_batches",
     "acceptmon_prefill_batches": "prefill_batches",
     "acceptmon_spec_lines": "spec_lines",
@@ -231,6 +235,9 @@ def store_metrics(store: Store) -> Iterator[Metric]:
 def _add(fam: Metric, m: MetricDef, source: str, s: SourceStats) -> None:
     if m.name in _COUNTER_OF:
         fam.add_metric([source], s.counters[_COUNTER_OF[m.name]])  # type: ignore[attr-defined]
+    elif m.name == "acceptmon_parse_errors":
+        for kind, n in s.error_kinds.items():
+            fam.add_metric([source, kind], n)  # type: ignore[attr-defined]
     elif m.name in _GAUGE_OF:
         value = s.gauges[_GAUGE_OF[m.name]]
         if value is not None:

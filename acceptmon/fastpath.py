@@ -8,17 +8,24 @@ column-wise sums, its Prefill lines by one validating regex. Anything the
 bulk regexes do not account for line for line sends the stretch down the
 per-line path, so results never differ from the records path (a test
 checks this on every golden case).
+
+Chunks that hold a request dump (``--log-requests``), or start inside one,
+go line by line: which markers count there depends on the per-line parser's
+request state (see parse/line.py).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from itertools import compress, repeat
-from operator import contains, not_
+from operator import contains, itemgetter, not_
 from typing import TYPE_CHECKING
 
 from acceptmon.model import DecodeSample, PrefillSample
+from acceptmon.parse.line import ENTRY, REQUEST, REQUEST_MARKERS, has_request
 from acceptmon.parse.sglang import DECODE, PREFILL
+from acceptmon.store import accept_len_range
 
 if TYPE_CHECKING:
     from acceptmon.model import Chunk
@@ -35,29 +42,94 @@ EVENTS = re.compile(
 
 def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser) -> None:
     lines = chunk.lines
+    requests = has_request(lines) and not _plain_requests(lines)
     decode = list(map(contains, lines, repeat(DECODE)))
     others = list(compress(lines, map(not_, decode)))
     # Most chunks hold no event at all: find that out with C-level passes only.
-    if not any(map(EVENTS.search, others)) and not _has(lines, "\x1b") and not _has(lines, "\r"):
+    if (
+        not requests
+        and not parser.in_request
+        and not any(map(EVENTS.search, others))
+        and not _has(lines, "\x1b")
+        and not _has(lines, "\r")
+    ):
         _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), others)
         return
     # A Prefill line is only searched in front of its marker: the general parser
-    # also takes the first marker of a line, and Prefill lines are long.
+    # also takes the first marker of a line, and Prefill lines are long. Request
+    # dumps are events too (whatever markers they quote): the parser classifies them.
     event = EVENTS.search
+    request = REQUEST.search if requests else _never
     cuts = [
         i
         for i, t in enumerate(lines)
-        if DECODE not in t
-        and (event(t, 0, t.find(PREFILL) % (len(t) + 1)) is not None or "\x1b" in t or "\r" in t)
+        if (
+            DECODE not in t
+            and (event(t, 0, t.find(PREFILL) % (len(t) + 1)) is not None or "\x1b" in t or "\r" in t)
+        )
+        or request(t) is not None
     ]
-    start = 0
+    start = _continuation(pipeline, parser, chunk, 0)
     for i in cuts:
+        if i < start:
+            continue
         if i > start:
             _stretch(pipeline, chunk, parser, start, i)
         _one(pipeline, parser, lines[i], chunk.lineno + i)
-        start = i + 1
+        start = _continuation(pipeline, parser, chunk, i + 1)
     if start < len(lines):
         _stretch(pipeline, chunk, parser, start, len(lines))
+
+
+def _never(_text: str) -> None:
+    return None
+
+
+def _plain_requests(lines: tuple[str, ...]) -> bool:
+    """Whether every request dump is plain noise to the per-line parser too.
+
+    True when no dump quotes a batch marker (the bulk regexes would see it) and
+    the lines that continue it, up to the next log entry in this chunk (which
+    ends the parser's request state), hold no marker either: then the dumps
+    need no cut and the chunk keeps its bulk path.
+    """
+    block = "\n".join(lines)
+    for at in _found(block):
+        start = block.rfind("\n", 0, at) + 1
+        end = block.find("\n", at)
+        if end < 0 or _marked(block[start:end]):
+            return False
+        while True:  # the continuation: unprefixed lines up to the next entry
+            nxt_end = block.find("\n", end + 1)
+            nxt = block[end + 1 : nxt_end if nxt_end >= 0 else len(block)]
+            if "\r" not in nxt and "\x1b" not in nxt and ENTRY.match(nxt) is not None:
+                break
+            if nxt_end < 0 or _marked(nxt):
+                return False
+            end = nxt_end
+    return True
+
+
+def _found(block: str) -> Iterator[int]:
+    """Where request markers start (``str.find``: far faster than a regex over a chunk)."""
+    for marker in REQUEST_MARKERS:
+        at = block.find(marker)
+        while at >= 0:
+            yield at
+            at = block.find(marker, block.find("\n", at) % (len(block) + 1) or len(block))
+
+
+def _marked(text: str) -> bool:
+    return DECODE in text or PREFILL in text or EVENTS.search(text) is not None
+
+
+def _continuation(pipeline: Pipeline, parser: LineParser, chunk: Chunk, start: int) -> int:
+    """Inside a request dump, go line by line until the parser sees the next log entry."""
+    lines = chunk.lines
+    while parser.in_request and start < len(lines):
+        _one(pipeline, parser, lines[start], chunk.lineno + start)
+        start += 1
+    return start
 
 
 def _has(lines: tuple[str, ...], char: str) -> bool:
@@ -65,12 +137,23 @@ def _has(lines: tuple[str, ...], char: str) -> bool:
 
 
 def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None:
-    record = parser.parse(text, lineno)
-    if record is None:
-        return
-    pipeline.route(record)
-    if type(record) in (DecodeSample, PrefillSample):
-        parser.learn(text, record)
+    try:
+        record = parser.parse(text, lineno)
+        if record is None:
+            return
+        pipeline.route(record)
+        if type(record) in (DecodeSample, PrefillSample):
+            parser.learn(text, record)
+    except Exception as exc:  # one line never stops the chunk (see pipeline)
+        pipeline.contained(parser.source, lineno, exc)
+
+
+def _in_range(rows: list[tuple[str, ...]], col: int | None, bounds: tuple[float, float] | None) -> bool:
+    """Whether every row's accept length is physically possible (else the per-line path counts it)."""
+    if col is None or bounds is None or not rows:
+        return True
+    lens = list(map(float, map(itemgetter(col - 1), rows)))
+    return bounds[0] <= min(lens) and max(lens) <= bounds[1]
 
 
 def _stretch(
@@ -95,6 +178,8 @@ def _stretch(
     if decode and run is not None:
         block = "\n".join(decode)
         rows = parser.bulk_decode(block, len(decode)) if "\r" not in block and "\x1b" not in block else None
+        if rows is not None and not _in_range(rows[0], rows[1][4], accept_len_range(run.settings)):
+            rows = None
     if (decode and rows is None) or (prefill and not parser.bulk_prefill("\n".join(prefill), len(prefill))):
         for offset, text in enumerate(seg):
             if DECODE in text or PREFILL in text:

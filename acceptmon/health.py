@@ -1,7 +1,9 @@
-"""Metric families for the live agent: sources, checkpoints, reloads, findings, notifications, HTTP."""
+"""Metric families for the live agent: sources, checkpoints, reloads, findings, notifications,
+HTTP; and the /healthz verdict."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -9,7 +11,21 @@ from prometheus_client.core import Metric
 
 from acceptmon.export import BY_NAME, family
 from acceptmon.model import Finding
+from acceptmon.server import HttpError
 from acceptmon.sources.base import SourceHealth
+
+
+def healthz(
+    last_progress: float, pending: bool, stall_after: float, now: float | None = None
+) -> tuple[str, bytes]:
+    """``ok``, or 503 when lines wait and ingestion has not advanced for ``stall_after`` s.
+
+    Takes no agent lock: a stuck ingestion holds it, and this is how it shows.
+    """
+    idle = (time.monotonic() if now is None else now) - last_progress
+    if pending and idle > stall_after:
+        raise HttpError(503, f"ingestion stalled: no progress for {idle:.0f} s while lines are pending\n")
+    return "text/plain", b"ok\n"
 
 
 def _fam(name: str) -> Any:

@@ -159,12 +159,26 @@ class SpecParamsUpdate:
     ema_accept_len: float | None
 
 
+#: Kinds of ``acceptmon_parse_errors_total{kind}``: a damaged or unreadable record,
+#: a line over the splitter's length limit, a value outside its physical range,
+#: a start line over its size cap, and a record whose handling raised (contained).
+MALFORMED, OVERLONG, OUT_OF_RANGE, TOO_LARGE, EXCEPTION = (
+    "malformed",
+    "overlong",
+    "out_of_range",
+    "too_large",
+    "exception",
+)
+PARSE_ERROR_KINDS = (MALFORMED, OVERLONG, OUT_OF_RANGE, TOO_LARGE, EXCEPTION)
+
+
 @dataclass(frozen=True, slots=True)
 class ParseError:
     """A line that looked like a record but could not be read safely."""
 
     meta: Meta
     reason: str
+    kind: str = MALFORMED
 
 
 Record = (

@@ -3,16 +3,26 @@
 ``Pipeline.feed`` is the single entry point for both one-shot mode and the
 live agent, so the golden tests of one-shot output also test the daemon's
 arithmetic. It holds no threads; the agent drives it from one consumer.
+
+No record can stop it: an exception while parsing, tracking, storing or
+sinking one record is contained there, counted as a parse error of kind
+``exception`` and logged once per source and kind (source and line number
+only: a line may hold secrets), and the chunk goes on, so its position is
+committed and a restart does not meet the same line again.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from acceptmon import fastpath
 from acceptmon.model import (
+    EXCEPTION,
+    OUT_OF_RANGE,
+    OVERLONG,
     Chunk,
     Crash,
     DecodeSample,
@@ -26,7 +36,9 @@ from acceptmon.model import (
 )
 from acceptmon.parse.line import LineParser
 from acceptmon.runs import RunTracker
-from acceptmon.store import Store
+from acceptmon.store import Store, accept_len_range
+
+log = logging.getLogger("acceptmon.pipeline")
 
 RecordSink = Callable[[Record], None]
 YearHint = Callable[[Chunk], "datetime | None"]
@@ -46,6 +58,7 @@ class Pipeline:
         #: Called with every record after run tracking (jsonl output, detector).
         self.sinks: list[RecordSink] = []
         self.tracker.on_run_start.append(self._run_started)
+        self._logged: set[tuple[str, str]] = set()
 
     def _parser(self, chunk: Chunk) -> LineParser:
         parser = self._parsers.get(chunk.source)
@@ -58,41 +71,83 @@ class Pipeline:
         """Process every line of ``chunk``."""
         parser = self._parser(chunk)
         self.store.stats(chunk.source).counters["lines"] += len(chunk.lines)
-        if self.sinks:
-            self._feed_records(chunk, parser)
-        else:
-            fastpath.feed(self, chunk, parser)
+        try:
+            if self.sinks:
+                self._feed_records(chunk, parser)
+            else:
+                fastpath.feed(self, chunk, parser)
+        except Exception as exc:  # outside any one record's handling: the rest of the chunk
+            self.contained(chunk.source, chunk.lineno, exc)
 
     def _feed_records(self, chunk: Chunk, parser: LineParser) -> None:
         parse, route = parser.parse, self.route
         lineno = chunk.lineno
         for text in chunk.lines:
-            record = parse(text, lineno)
+            try:
+                record = parse(text, lineno)
+                if record is not None:
+                    route(record)
+            except Exception as exc:
+                self.contained(chunk.source, lineno, exc)
             lineno += 1
-            if record is not None:
-                route(record)
 
     def count_overlong(self, source: str, n: int) -> None:
         """Lines dropped by the splitter for length are lines and errors."""
-        c = self.store.stats(source).counters
-        c["lines"] += n
-        c["parse_errors"] += n
+        stats = self.store.stats(source)
+        stats.counters["lines"] += n
+        stats.count_error(OVERLONG, n)
+
+    def count_error(self, source: str, lineno: int, kind: str, detail: str = "") -> None:
+        """Count one unusable record; log the first of each kind per source (never its text)."""
+        self.store.stats(source).count_error(kind)
+        if (source, kind) not in self._logged:
+            self._logged.add((source, kind))
+            log.warning(
+                "%s line %d: record skipped (%s%s); further ones are counted in "
+                'acceptmon_parse_errors_total{kind="%s"} only',
+                source,
+                lineno,
+                kind,
+                f": {detail}" if detail else "",
+                kind,
+            )
+
+    def contained(self, source: str, lineno: int, exc: Exception) -> None:
+        """An exception while handling one record: counted, logged by type only."""
+        self.count_error(source, lineno, EXCEPTION, type(exc).__name__)
 
     def route(self, record: Record) -> None:
-        """Send one record through run tracking, the store and the sinks."""
+        """Send one record through run tracking, the store and the sinks (each contained)."""
+        try:
+            kept = self._track(record)
+        except Exception as exc:
+            self.contained(record.meta.source, record.meta.lineno, exc)
+            return
+        if kept is None:
+            return
+        for sink in self.sinks:
+            try:
+                sink(kept)
+            except Exception as exc:
+                self.contained(record.meta.source, record.meta.lineno, exc)
+
+    def _track(self, record: Record) -> Record | None:
+        """Run tracking and the store; None when the record is an error (counted)."""
         tracker, store = self.tracker, self.store
         if type(record) is DecodeSample:
             record = tracker.observe(record)
             run = tracker.current(record.meta.source)
             assert run is not None and isinstance(record, DecodeSample)
+            if record.accept_len is not None and not _in_range(record.accept_len, run):
+                self.count_error(record.meta.source, record.meta.lineno, OUT_OF_RANGE)
+                return None
             store.decode(record, run.settings)
         elif isinstance(record, ParseError):
-            store.stats(record.meta.source).counters["parse_errors"] += 1
-            return
+            self.count_error(record.meta.source, record.meta.lineno, record.kind)
+            return None
         else:
             self._route_other(record)
-        for sink in self.sinks:
-            sink(record)
+        return record
 
     def _route_other(self, record: Record) -> None:
         source = record.meta.source
@@ -119,3 +174,8 @@ class Pipeline:
 
     def restore(self, data: dict[str, Any]) -> None:
         self.store.restore(data.get("store", {}))
+
+
+def _in_range(accept_len: float, run: Run) -> bool:
+    bounds = accept_len_range(run.settings)
+    return bounds is None or bounds[0] <= accept_len <= bounds[1]

@@ -42,6 +42,16 @@ from acceptmon.webconfig import BasicAuth, TlsContext, WebConfig
 
 log = logging.getLogger("acceptmon.server")
 
+
+class HttpError(Exception):
+    """Raised by a route to answer with another status (e.g. 503 from /healthz)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 Routes = dict[str, Callable[[], tuple[str, bytes]]]
 
 #: Why a connection was closed before (or instead of) being answered.
@@ -472,6 +482,8 @@ class HttpServer:
             return HTTPStatus.NOT_FOUND, "text/plain", msg, []
         try:
             ctype, body = route()
+        except HttpError as exc:
+            return HTTPStatus(exc.code), "text/plain", exc.message.encode(), []
         except Exception:  # a broken producer must not kill the worker
             log.exception("handler for %s failed", path)
             return HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain", b"internal error\n", []

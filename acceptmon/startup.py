@@ -41,6 +41,9 @@ class StartupError(Exception):
 
 
 def reason(exc: OSError) -> str:
+    """The errno's own words: ``socket.create_server`` appends the address to ``strerror``."""
+    if exc.errno:
+        return os.strerror(exc.errno).lower()
     return str(exc.strerror or exc).lower() if exc.strerror else str(exc)
 
 

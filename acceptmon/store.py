@@ -15,7 +15,15 @@ from itertools import repeat
 from operator import add, itemgetter, mul, sub
 from typing import Any
 
-from acceptmon.model import DecodeSample, PrefillSample, Run, SpecSample, SpecSettings
+from acceptmon.model import (
+    MALFORMED,
+    PARSE_ERROR_KINDS,
+    DecodeSample,
+    PrefillSample,
+    Run,
+    SpecSample,
+    SpecSettings,
+)
 from acceptmon.parse.prefix import epoch
 from acceptmon.parse.shapes import DecodeValues
 from acceptmon.runs import normalised_rate
@@ -63,9 +71,16 @@ class SourceStats:
     run: Run | None = None
     #: vLLM v0 prints counts since start; remember the last to take deltas.
     v0_last: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: ``counters["parse_errors"]`` split by kind (model.PARSE_ERROR_KINDS).
+    error_kinds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARSE_ERROR_KINDS, 0.0))
+
+    def count_error(self, kind: str, n: int = 1) -> None:
+        self.counters["parse_errors"] += n
+        self.error_kinds[kind if kind in self.error_kinds else MALFORMED] += n
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "error_kinds": self.error_kinds,
             "counters": self.counters,
             "buckets": self.buckets,
             "gauges": self.gauges,
@@ -81,7 +96,23 @@ class SourceStats:
             stats.buckets = [int(v) for v in saved]
         stats.gauges.update({k: v for k, v in data.get("gauges", {}).items() if k in GAUGES})
         stats.v0_last = {k: (int(v[0]), int(v[1])) for k, v in data.get("v0_last", {}).items()}
+        kinds = data.get("error_kinds", {})
+        stats.error_kinds.update({k: float(v) for k, v in kinds.items() if k in PARSE_ERROR_KINDS})
+        # Checkpoints from before the split: the unattributed rest was malformed lines.
+        rest = stats.counters["parse_errors"] - sum(stats.error_kinds.values())
+        if rest > 0:
+            stats.error_kinds[MALFORMED] += rest
         return stats
+
+
+def accept_len_range(settings: SpecSettings) -> tuple[float, float] | None:
+    """Physically possible accept lengths for a run: 1 (nothing accepted) to draft
+    tokens + 1 (all accepted, bonus included), with room for ``:.2f`` rounding.
+    None when the run's draft settings are unknown."""
+    slots = settings.slots
+    if slots is None:
+        return None
+    return 0.995, slots + 1.005
 
 
 def _observe_len(s: SourceStats, accept_len: float) -> None:

@@ -103,6 +103,8 @@ def load_web_config(path: str) -> WebConfig:
         raise WebConfigError(path, [f"cannot read: {exc.strerror or exc}"]) from None
     except yaml.YAMLError as exc:
         raise WebConfigError(path, [f"not valid YAML: {exc}"]) from None
+    except ValueError:  # a NUL in the name, or bytes that are not UTF-8
+        raise WebConfigError(path, ["cannot read: not a readable text file"]) from None
     problems: list[str] = []
     if not isinstance(raw, Mapping):
         raise WebConfigError(path, ["expected a mapping at the top level"])

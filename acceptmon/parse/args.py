@@ -5,6 +5,14 @@ a dict ``repr`` (0.5.19+), 20 KB and more. It is parsed with ``ast.parse``
 and converted node by node: literals become values; anything else (enum
 reprs, attribute access, calls) becomes its source text, so a new field type
 in a future release degrades to a string instead of failing the line.
+
+Every value is JSON-safe, so snapshots hash, diff, checkpoint and serve
+alike: str, bool, None, finite floats, ints within ±2**63, lists and dicts
+with str keys. Anything else becomes a string: non-finite floats their name
+(``"inf"``, ``"nan"``: equal to itself, so it is no config change at every
+restart), larger ints their hex form (exact, and free of Python's 4,300-digit
+limit), complex numbers, ``...`` and other expressions their source text.
+Nothing is dropped.
 """
 
 from __future__ import annotations
@@ -14,11 +22,16 @@ import math
 import re
 from typing import Any
 
-#: Refuse to parse absurd lines; a real one is under 64 KB.
-MAX_ARGS_CHARS = 2 * 1024 * 1024
+#: Refuse to parse absurd lines (a counted ``too_large`` error): a real one is
+#: under 64 KB, and ``ast`` needs some 200 bytes of memory per input byte.
+MAX_ARGS_CHARS = 256 * 1024
+#: Larger ints are kept as hex strings (bounded ints stay JSON numbers everywhere).
+MAX_INT = 2**63
 
-_ANGLE_REPR = re.compile(r"<[^<>'\"]*(?:'[^']*'[^<>'\"]*)*>")
-_NAMES: dict[str, Any] = {"None": None, "True": True, "False": False, "inf": math.inf, "nan": math.nan}
+# Quoted parts may not hold "<" or ">": each try then stops at the next angle,
+# so the substitution is linear even on a line of nested unclosed "<'".
+_ANGLE_REPR = re.compile(r"<[^<>'\"]*+(?:'[^'<>]*+'[^<>'\"]*+)*+>")
+_NAMES: dict[str, Any] = {"None": None, "True": True, "False": False, "inf": "inf", "nan": "nan"}
 
 
 def parse_args(text: str) -> dict[str, Any] | None:
@@ -54,7 +67,7 @@ def _value(node: ast.expr) -> Any:
     """Convert one node; non-literals fall back to their source text."""
     try:
         if isinstance(node, ast.Constant):
-            return node.value if not isinstance(node.value, bytes) else repr(node.value)
+            return _constant(node.value)
         if isinstance(node, ast.Name):
             return _NAMES.get(node.id, node.id)
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
@@ -67,9 +80,26 @@ def _value(node: ast.expr) -> Any:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
             inner = _value(node.operand)
             if isinstance(inner, int | float) and not isinstance(inner, bool):
-                return -inner if isinstance(node.op, ast.USub) else inner
+                return _constant(-inner if isinstance(node.op, ast.USub) else inner)
+            if inner in ("inf", "nan"):
+                return f"-{inner}" if isinstance(node.op, ast.USub) and inner == "inf" else inner
         if isinstance(node, ast.Call) and not node.args and node.keywords:
             return {kw.arg or "**": _value(kw.value) for kw in node.keywords}
         return ast.unparse(node)
     except RecursionError:
         return "<too deep>"
+    except ValueError:  # a huge decimal literal inside an expression
+        return "<unreadable>"
+
+
+def _constant(value: object) -> Any:
+    """A literal as a JSON-safe value (see the module docstring)."""
+    if value is None or isinstance(value, str | bool):
+        return value
+    if isinstance(value, int):
+        return value if -MAX_INT <= value < MAX_INT else hex(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else ("nan" if math.isnan(value) else repr(value))
+    if value is Ellipsis:
+        return "..."
+    return repr(value)

@@ -19,14 +19,26 @@ class Damaged(ValueError):
     """The body cannot be read safely; the message names why."""
 
 
+#: No real counter or rate has more digits; capping them keeps ``int()`` and
+#: ``float()`` cheap and in range (Python refuses ints of over 4,300 digits).
+MAX_DIGITS = 18
+
+
 def is_int(v: str) -> bool:
-    return v.isdigit() and v.isascii()
+    return len(v) <= MAX_DIGITS and v.isdigit() and v.isascii()
 
 
 def is_f2(v: str) -> bool:
     """``<digits>.<digits>`` as printed by ``:.2f`` (also accepts more decimals)."""
     head, dot, tail = v.partition(".")
-    return bool(dot) and head.isdigit() and tail.isdigit() and v.isascii()
+    return (
+        bool(dot)
+        and len(head) <= MAX_DIGITS
+        and len(tail) <= MAX_DIGITS
+        and head.isdigit()
+        and tail.isdigit()
+        and v.isascii()
+    )
 
 
 def convert(key: str, value: str, kind: Kind) -> Value:

@@ -4,6 +4,13 @@ Most lines in a busy log are Decode lines or noise (HTTP access lines,
 tqdm bars, NCCL chatter). The Decode marker is looked for first with a plain
 substring search, and every other line must pass one compiled regex before
 any further work, which keeps the cost of noise near that of ``grep``.
+
+A record counts only where the engine writes it: at the start of the message,
+right after the prefix (a few words in, for the sentence-like start, stop and
+crash lines). With ``--log-requests`` the engines dump user prompts into the
+same log (``Receive: obj=…``, ``Finish: obj=…``, vLLM's ``Received request …``
+and ``Generated response …``); such lines, and the unprefixed continuation
+lines that follow one, are request logs and never parsed for markers.
 """
 
 from __future__ import annotations
@@ -16,13 +23,40 @@ from acceptmon.parse import sglang, vllm
 from acceptmon.parse.prefix import ANSI, PrefixCache
 from acceptmon.parse.shapes import DecodeShapes, DecodeValues, PrefillShapes
 
+#: Lines that dump a request (and may quote anything a user sent).
+REQUEST_MARKERS = ("Receive: obj=", "Finish: obj=", "Received request ", "Generated response ")
 OTHER = re.compile(
-    r"Prefill batch|server_args[=:]|fired up and ready|SIGTERM received|Shutting down"
+    r"Receive: obj=|Finish: obj=|Received request |Generated response "
+    r"|Prefill batch|server_args[=:]|fired up and ready|SIGTERM received|Shutting down"
     r"|hit an exception|Exception in ModelTpServer|sigquit from a child|SIGQUIT received|Watchdog timeout"
     r"|SpecDecoding metrics:|Speculative metrics:|Adaptive spec params updated|Avg prompt throughput"
 )
 _DECODE_LEN = len(sglang.DECODE)
 _PREFILL_LEN = len(sglang.PREFILL)
+
+REQUEST = re.compile("|".join(re.escape(m) for m in REQUEST_MARKERS))
+#: Markers that stand a few words into their message (``The server is fired up…``).
+_SENTENCE = frozenset(
+    {
+        "fired up and ready",
+        "hit an exception",
+        "Exception in ModelTpServer",
+        "sigquit from a child",
+        "SIGQUIT received",
+        "Watchdog timeout",
+        "Shutting down",
+        "Avg prompt throughput",
+    }
+)
+#: How far into its message a sentence marker may stand.
+_SENTENCE_LEAD = 48
+#: A line that starts a new log entry (ends a request's unprefixed continuation).
+ENTRY = re.compile(r"\[|\(\w++ pid=\d++\) |[A-Z]++ \d\d-\d\d |\d{4}-\d\d-\d\d")
+
+
+def has_request(lines: tuple[str, ...] | list[str]) -> bool:
+    """Whether any line may be a request dump (C-level substring passes only)."""
+    return any(any(m in t for t in lines) for m in REQUEST_MARKERS)
 
 
 class LineParser:
@@ -32,7 +66,7 @@ class LineParser:
     the next vLLM spec line belongs to.
     """
 
-    __slots__ = ("_engine", "_prefill_shapes", "_prefixes", "_shapes", "_vclock", "source")
+    __slots__ = ("_engine", "_prefill_shapes", "_prefixes", "_shapes", "_vclock", "in_request", "source")
 
     def __init__(self, source: str, year_hint: datetime | None = None) -> None:
         self.source = source
@@ -41,6 +75,8 @@ class LineParser:
         self._engine: int | None = None
         self._shapes = DecodeShapes()
         self._prefill_shapes = PrefillShapes()
+        #: Inside a request dump: unprefixed lines are its continuation, not records.
+        self.in_request = False
 
     def _meta(self, prefix: str, lineno: int) -> Meta:
         ts, ranks = self._prefixes.get(prefix)
@@ -52,13 +88,29 @@ class LineParser:
             text = text.rstrip("\r").rsplit("\r", 1)[-1]
         if "\x1b" in text:
             text = ANSI.sub("", text)
+        if self.in_request and ENTRY.match(text):
+            self.in_request = False
         i = text.rfind(sglang.DECODE)
-        if i >= 0:
+        if i >= 0 and self._placed(text, i, sglang.DECODE):
             return sglang.parse_decode(text[i + _DECODE_LEN :], self._meta(text[:i], lineno))
         m = OTHER.search(text)
-        if m is None:
+        if m is None or not self._placed(text, m.start(), m.group(0)):
             return None
         return self._other(text, m.start(), m.group(0), lineno)
+
+    def _placed(self, text: str, at: int, marker: str) -> bool:
+        """Whether the marker at ``at`` starts the message (see the module docstring)."""
+        if marker in REQUEST_MARKERS or REQUEST.search(text, 0, at) is not None:
+            self.in_request = True
+            return False
+        close = text.rfind("]", 0, at)
+        lead = text[close + 1 : at]
+        if close < 0 and self.in_request:
+            return False
+        if marker in _SENTENCE:
+            return len(lead) <= _SENTENCE_LEAD
+        # Right after the prefix (or at the start of an unprefixed line, as 0.2.x prints server_args).
+        return not lead or lead.isspace()
 
     def fast_decode(self, text: str, at: int) -> tuple[DecodeValues, float | None] | None:
         """Values of a Decode line (marker at ``at``) in a learned layout, else None.

@@ -16,19 +16,22 @@ from acceptmon.model import Ranks
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
-_RANK = r"(?:DP|PP|TP|EP|ATTN_CP|MOE_DP)-?\d+"
+# Linear on adversarial text: every run of blanks or digits is matched possessively
+# (``*+``, ``++``), so a failed try never re-splits a long run between two parts.
+_RANK = r"(?:DP|PP|TP|EP|ATTN_CP|MOE_DP)-?\d{1,6}+"
 _TS = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?|\d\d:\d\d:\d\d(?:[.,]\d{1,6})?"
 
 #: SGLang's ``[%(asctime)s{ranks}]`` (ranks may also stand alone when redacted).
 _BRACKET = re.compile(
-    rf"\[\s*(?P<ts>{_TS})?(?P<ranks>(?:\s*{_RANK})*)\s*(?P<enc>\s(?:encode_server|encode_dp_worker\[\d+\]))?\]"
+    rf"\[\s*+(?P<ts>{_TS})?(?P<ranks>(?:\s*+{_RANK})*+)\s*+"
+    rf"(?P<enc>(?<=\s)(?:encode_server|encode_dp_worker\[\d++\]))?\]"
 )
 #: ``[gpu_id=0]`` / ``[gpu=0]`` inside the message of releases up to 0.2.13.
-_GPU = re.compile(r"\[gpu(?:_id)?=(?P<gpu>\d+)\]\s*$")
+_GPU = re.compile(r"\[gpu(?:_id)?=(?P<gpu>\d{1,6}+)\]\s*+$")
 #: Python-logging style: ``2025-12-01 12:00:01.123 INFO 4242 [ TP0 scheduler.py:1234] ``.
 _PYLOG = re.compile(
-    rf"^\s*(?P<ts>\d{{4}}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{{1,6}})?)\s+[A-Z]+\s+(?:\d+\s+)?"
-    rf"\[\s*(?P<ranks>(?:{_RANK}\s*)*)(?:[\w.-]+:\d+)?\s*\]"
+    rf"^\s*+(?P<ts>\d{{4}}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{{1,6}})?)\s++[A-Z]++\s++(?:\d++\s++)?+"
+    rf"\[\s*+(?P<ranks>(?:{_RANK}\s*+)*+)(?:[\w.-]++:\d++)?+\s*+\]"
 )
 _RANK_SPLIT = re.compile(r"([A-Z_]+?)(-?\d+)")
 

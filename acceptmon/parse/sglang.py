@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 
 from acceptmon.model import (
+    OUT_OF_RANGE,
+    TOO_LARGE,
     Crash,
     DecodeSample,
     Extras,
@@ -19,7 +21,7 @@ from acceptmon.model import (
     ServerStart,
     SpecParamsUpdate,
 )
-from acceptmon.parse.args import parse_args
+from acceptmon.parse.args import MAX_ARGS_CHARS, parse_args
 from acceptmon.parse.fields import Damaged, Kind, Value, convert, hybrid, loose, split_pairs
 
 DECODE = "Decode batch"
@@ -69,9 +71,12 @@ _PREFILL_REQUIRED = ("new_seq", "new_token")
 #: Physically possible accept length: 1 (nothing accepted) up to a long tree path.
 MAX_ACCEPT_LEN = 128.0
 
-_REPEATED = re.compile(r"\s*\[repeated (\d+)x across cluster\].*$")
-_MIXED = re.compile(r"^\(mixed #running-req: (\d+)\)")
-_ADAPTIVE = re.compile(r"steps (\d+) -> (\d+)(?: \(ema_accept_len=([\d.]+)\))?")
+# Linear on any input: literal starts, bounded digit runs (``int()`` stays cheap),
+# and the whitespace in front of ``[repeated`` is stripped by ``rstrip``, not a
+# leading ``\s*`` (which retried at every blank of a long run: quadratic).
+_REPEATED = re.compile(r"\[repeated (\d{1,9})x across cluster\]")
+_MIXED = re.compile(r"\(mixed #running-req: (\d{1,18})\)")
+_ADAPTIVE = re.compile(r"steps (\d{1,9}) -> (\d{1,9})(?: \(ema_accept_len=(\d{1,9}(?:\.\d{1,9})?)\))?")
 
 
 def _header(body: str) -> tuple[str, int | None]:
@@ -80,7 +85,7 @@ def _header(body: str) -> tuple[str, int | None]:
         return body[1:], None
     if body.startswith(" ["):
         num, close, rest = body[2:].partition("]")
-        if close and num.isdigit():
+        if close and num.isdigit() and len(num) <= 9:
             return rest.lstrip(","), int(num)
     raise Damaged("unrecognised batch header")
 
@@ -90,7 +95,7 @@ def _strip_repeat(body: str) -> tuple[str, int]:
     m = _REPEATED.search(body)
     if m is None:
         return body, 0
-    return body[: m.start()], int(m.group(1))
+    return body[: m.start()].rstrip(), int(m.group(1))
 
 
 def _fields(body: str, known: dict[str, tuple[str, Kind]]) -> tuple[dict[str, Value], Extras]:
@@ -126,7 +131,7 @@ def parse_decode(body: str, meta: Meta) -> DecodeSample | ParseError:
             raise Damaged(f"missing {', '.join(missing)}")
         accept = values.get("accept_len")
         if isinstance(accept, float) and not 0.0 <= accept <= MAX_ACCEPT_LEN:
-            raise Damaged("accept len out of range")
+            return ParseError(meta, "decode: accept len out of range", OUT_OF_RANGE)
         if "token_usage" not in values:
             full = dict(extra).get("full token usage")
             if isinstance(full, float):
@@ -139,7 +144,7 @@ def parse_decode(body: str, meta: Meta) -> DecodeSample | ParseError:
 def parse_prefill(body: str, meta: Meta) -> PrefillSample | ParseError:
     try:
         body, _ = _strip_repeat(body)
-        mixed = _MIXED.match(body)
+        mixed = _MIXED.match(body)  # match: anchored at the start
         running = None
         if mixed:
             running = int(mixed.group(1))
@@ -158,6 +163,8 @@ def parse_prefill(body: str, meta: Meta) -> PrefillSample | ParseError:
 
 def parse_server_args(text: str, meta: Meta) -> ServerStart | ParseError:
     """``server_args=ServerArgs(...)``, ``server_args={...}`` or ``server_args: ...``."""
+    if len(text) > MAX_ARGS_CHARS:
+        return ParseError(meta, "server_args: line too large", TOO_LARGE)
     args = parse_args(text)
     if args is None:
         return ParseError(meta, "server_args: unreadable")

@@ -15,9 +15,12 @@ import re
 from acceptmon.parse import sglang
 from acceptmon.parse.fields import Kind, split_pairs
 
-_INT = "[0-9]+"
-_F2 = r"[0-9]+\.[0-9]+"  # nan/inf lines fall back to the general parser
-_PATTERN = {"int": _INT, "f2": _F2, "bool": "True|False", None: "[^,\n]*"}
+# As strict as fields.is_int / is_f2 (digit caps included); nan/inf lines fall back
+# to the general parser. An unknown value stops at "[" (possessive, so a long
+# run never backtracks): a ``[repeated Nx …]`` tail is then left to the tail pattern.
+_INT = "[0-9]{1,18}+"
+_F2 = r"[0-9]{1,18}+\.[0-9]{1,18}+"
+_PATTERN = {"int": _INT, "f2": _F2, "bool": "True|False", None: "[^,\n\\[]*+"}
 
 #: What the aggregate needs, in this order; missing ones become None.
 WANTED = ("running_req", "queue_req", "gen_throughput", "token_usage", "accept_len", "accept_rate_printed")
@@ -62,7 +65,7 @@ def compile_shape(
         else:
             parts.append(f"{re.escape(key)}: (?:{_PATTERN[kind]})")
     head = r"(?:\.|,| \[[0-9]+\],) "
-    tail = r"(?:, )?(?:\s*\[repeated ([0-9]+)x across cluster\].*)?"
+    tail = r"(?:, )?(?:\s*+\[repeated ([0-9]{1,9})x across cluster\].*)?"
     order = (*(slot.get(f) for f in wanted), len(slot) + 1)
     return head + ", ".join(parts) + tail, order
 
@@ -74,7 +77,7 @@ def _line_regex(marker: str, body: str) -> re.Pattern[str]:
     value pattern crosses a newline, so a count equal to the number of lines
     means every line matched once, from its (only valid) marker.
     """
-    return re.compile(f"{re.escape(marker)}{body}$", re.M)
+    return re.compile(f"(?<=\\] ){re.escape(marker)}{body}$", re.M)
 
 
 class DecodeShapes:

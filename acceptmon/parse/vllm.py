@@ -12,11 +12,11 @@ import math
 import re
 from datetime import datetime
 
-from acceptmon.model import Meta, ParseError, SpecSample
+from acceptmon.model import OUT_OF_RANGE, Meta, ParseError, SpecSample
 
 MARKERS = ("SpecDecoding metrics:", "Speculative metrics:")
 
-_NUM = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|inf)"
+_NUM = r"(-?\d++(?:\.\d++)?+(?:[eE][-+]?\d++)?+|nan|inf)"
 _KEYS = re.compile(
     r"(Avg Draft acceptance rate|Draft acceptance rate|Mean acceptance length|System efficiency"
     r"|Number of speculative tokens|Number of accepted tokens|Number of draft tokens(?: tokens)?"
@@ -25,8 +25,10 @@ _KEYS = re.compile(
 )
 _VALUE = re.compile(_NUM + r"(%)?")
 _PREFIX_TS = re.compile(r"(?:^|\s)(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?\s")
-_ENGINE = re.compile(r"Engine 0*(\d+): Avg prompt throughput")
-_PROC = re.compile(r"\((?:\w+_)?(DP|TP)(\d+)(?: pid=\d+)?\)")
+_ENGINE = re.compile(r"Engine (\d{1,9}): Avg prompt throughput")
+_PROC = re.compile(r"\((?:\w+_)?(DP|TP)(\d{1,6})(?: pid=\d+)?\)")
+#: Token counts beyond this are not physical (and lose float precision).
+MAX_COUNT = 2.0**53
 
 
 class VllmClock:
@@ -83,7 +85,7 @@ def _fields(body: str) -> dict[str, list[float | None]]:
         chunk = body[km.end() : end]
         vals: list[float | None] = []
         for vm in _VALUE.finditer(chunk):
-            v = float(vm.group(1))
+            v = float(vm.group(1))  # never raises: huge literals become inf
             vals.append(None if math.isnan(v) else (v / 100.0 if vm.group(2) else v))
         out[km.group(1).replace("tokens tokens", "tokens")] = vals  # some builds misspell it
     return out
@@ -97,23 +99,56 @@ def _first(fields: dict[str, list[float | None]], *names: str) -> float | None:
     return None
 
 
+class _OutOfRange(ValueError):
+    pass
+
+
 def _count(value: float | None) -> int | None:
-    return int(value) if value is not None and value == int(value) and value >= 0 else None
+    """A token count: None when absent, an error unless a finite whole number >= 0."""
+    if value is None:
+        return None
+    if not 0 <= value <= MAX_COUNT or value != int(value):
+        raise _OutOfRange
+    return int(value)
+
+
+def _fraction(value: float | None) -> float | None:
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise _OutOfRange
+    return value
 
 
 def parse_spec(body: str, meta: Meta, engine: int | None) -> SpecSample | ParseError:
-    """Parse the text after the ``SpecDecoding metrics:`` / ``Speculative metrics:`` marker."""
+    """Parse the text after the ``SpecDecoding metrics:`` / ``Speculative metrics:`` marker.
+
+    Values outside their physical range (counts finite and >= 0, rates within
+    [0, 1], accepted <= drafted, mean length >= 1) make the line an
+    ``out_of_range`` error rather than data.
+    """
+    try:
+        return _parse_spec(body, meta, engine)
+    except _OutOfRange:
+        return ParseError(meta, "spec: value out of range", OUT_OF_RANGE)
+
+
+def _parse_spec(body: str, meta: Meta, engine: int | None) -> SpecSample | ParseError:
     fields = _fields(body)
     accepted = _count(_first(fields, "Accepted", "Number of accepted tokens"))
     drafted = _count(_first(fields, "Drafted", "Number of draft tokens"))
-    rate = _first(fields, "Avg Draft acceptance rate", "Draft acceptance rate")
+    rate = _fraction(_first(fields, "Avg Draft acceptance rate", "Draft acceptance rate"))
     if accepted is None and drafted is None and rate is None:
         return ParseError(meta, "spec: no acceptance fields")
     if (accepted is None) != (drafted is None):
         return ParseError(meta, "spec: accepted/drafted incomplete")
+    if accepted is not None and drafted is not None and accepted > drafted:
+        raise _OutOfRange
     per_pos = tuple(v for v in fields.get("Per-position acceptance rate", []) if v is not None)
+    if not all(0.0 <= v <= 1.0 for v in per_pos):
+        raise _OutOfRange
     k = _count(_first(fields, "Number of speculative tokens")) or (len(per_pos) or None)
     mean_len = _first(fields, "Mean acceptance length")
+    if mean_len is not None and not 1.0 <= mean_len <= (k + 1 if k else 1e6):
+        raise _OutOfRange
     if drafted and accepted is not None:
         rate = accepted / drafted
     if mean_len is None and rate is not None and k:

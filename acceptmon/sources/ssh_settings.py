@@ -115,6 +115,8 @@ def _seconds(value: object) -> bool:
 
 
 def _readable(path: str, may_be_absent: bool) -> str | None:
+    if "\0" in path:
+        return "a file name cannot contain a NUL byte"
     full = os.path.expanduser(path)
     if may_be_absent and not os.path.lexists(full):
         return None

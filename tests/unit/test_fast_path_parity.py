@@ -40,4 +40,49 @@ def test_parity_on_generated_traffic_with_damage(tmp_path: Path) -> None:
     data = log.read_bytes().replace(b"accept len: 2.1", b"accept len: 2.x", 50)
     fast, slow = _render(data, False), _render(data, True)
     assert fast == slow
-    assert 'acceptmon_parse_errors_total{source="s"} 0.0' not in fast
+    assert 'acceptmon_parse_errors_total{kind="malformed",source="s"} 0.0' not in fast
+
+
+def test_parity_with_prompts_injected_through_request_logs(tmp_path: Path) -> None:
+    """--log-requests dumps prompts into the log: both paths ignore markers inside them."""
+    from bench.gen_log import generate
+    from tests.unit.test_hostile import CONTINUATION, INJECTIONS
+
+    log = tmp_path / "g.log"
+    generate(str(log), 5_000, seed=5)
+    lines = log.read_text().splitlines()
+    injected = "\n".join(INJECTIONS + CONTINUATION)
+    data = "\n".join([*lines[:2000], injected, *lines[2000:3000], injected, *lines[3000:]]).encode() + b"\n"
+    clean = "\n".join(lines).encode() + b"\n"
+    fast, slow = _render(data, False), _render(data, True)
+    assert fast == slow
+    # The injected lines are lines, and nothing else.
+    strip = [t for t in fast.splitlines() if not t.startswith("acceptmon_lines_total")]
+    assert strip == [
+        t for t in _render(clean, False).splitlines() if not t.startswith("acceptmon_lines_total")
+    ]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
+def test_parity_when_chunks_cut_through_request_dumps(size: int) -> None:
+    """A request dump's continuation may start in the next chunk: both paths carry its state."""
+    from acceptmon.model import Chunk
+    from acceptmon.synth import decode_line, server_args_line
+    from tests.unit.test_hostile import CONTINUATION, INJECTIONS, T0
+
+    noise = "NCCL INFO Channel 00/04 : 0[0] -> 1[1] via P2P/IPC"
+    good = [decode_line(T0, 2.0 + i / 10) for i in range(4)]
+    lines = [server_args_line(T0), *good, *CONTINUATION, *good, INJECTIONS[0], noise, *good]
+    lines += [*CONTINUATION[:-1], *good, INJECTIONS[3], "INFO:     Shutting down", *good, CONTINUATION[0]]
+    lines += [CONTINUATION[1], *good]
+    out = []
+    for with_sink in (False, True):
+        pipeline = Pipeline()
+        if with_sink:
+            pipeline.sinks.append(lambda record: None)
+        for at in range(0, len(lines), size):
+            pipeline.feed(Chunk("s", tuple(lines[at : at + size]), at + 1))
+        out.append(render(pipeline.store))
+        c = pipeline.store.stats("s").counters
+        assert c["server_starts"] == 1 and c["server_shutdowns"] == 0 and c["decode_batches"] == 24
+    assert out[0] == out[1]

@@ -102,7 +102,7 @@ def test_ssh_only_keys_on_other_sources_are_refused() -> None:
         ({"checkpoint_interval": float("nan")}, "checkpoint_interval: expected a positive number"),
         ({"state_dir": ["x"]}, "state_dir: expected a directory path"),
         ({"listen": 9469}, "listen: expected HOST:PORT"),
-        ({"listen": "127.0.0.1:0"}, "listen: expected HOST:PORT"),
+        ({"listen": "127.0.0.1:65536"}, "listen: expected HOST:PORT"),
         ({"listen": "::1:9469"}, "listen: expected HOST:PORT"),
         ({"watch_files": "/etc/a.yaml"}, "watch_files: expected a list of file paths"),
         ({"detect": [1]}, "detect: expected a mapping, got list"),
