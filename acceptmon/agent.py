@@ -17,10 +17,11 @@ import os
 import threading
 import time
 from collections import Counter
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from acceptmon import log_time
 from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.config import Config, SourceConfig
 from acceptmon.detect import DetectConfig, Detector
@@ -51,7 +52,8 @@ class Agent:
             draft_reader=self._read_draft if config.read_draft_config else None,
             watched_reader=self.watched.snapshot,
         )
-        self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now())
+        self._zones: dict[str, tzinfo] = {}
+        self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
         self.detector = Detector(DetectConfig.from_dict(config.detect))
         self.pipeline.sinks.append(self.detector.observe)
         self.tracker.on_run_start.append(self._run_started)
@@ -108,6 +110,21 @@ class Agent:
             source.restore(state)
         self.sources[cfg.name] = (cfg, source)
         log.info("following %s as source %r", cfg.path, cfg.name)
+
+    def _zone(self, name: str) -> tzinfo:
+        """The zone of a source's log times, worked out once, at its first chunk."""
+        tz = self._zones.get(name)
+        if tz is None:
+            entry = self.sources.get(name)
+            if entry is None:
+                tz = log_time.host_zone()
+            else:
+                cfg, source = entry
+                remote = factory.host_reader(cfg, source) if cfg.kind == "ssh" else None
+                tz = log_time.source_zone(cfg.option("timezone"), remote)
+            self._zones[name] = tz
+            log.info("source %r: log times are in %s", name, log_time.zone_name(tz))
+        return tz
 
     def _start_notifier(self) -> None:
         if not self.config.notify:
@@ -276,7 +293,7 @@ class Agent:
     def evaluate(self, wall_clock: bool = True) -> list[Finding]:
         """Without ``wall_clock`` the log's own time is "now", so a backlog cannot look stalled."""
         with self.lock:
-            findings = self.detector.evaluate(datetime.now() if wall_clock else None)
+            findings = self.detector.evaluate(datetime.now(UTC) if wall_clock else None)
             if findings != self.findings:  # e.g. a stall, with no new line to mark the state dirty
                 self._dirty = True
         for f in findings:

@@ -168,7 +168,8 @@ class SourceState:
         if point is None:
             return
         if point.ts is not None:
-            self.last_ts = point.ts if self.last_ts is None else max(self.last_ts, point.ts)
+            if self.last_ts is None or (seconds(point.ts) or 0.0) > (seconds(self.last_ts) or 0.0):
+                self.last_ts = point.ts  # by epoch: naive (old state) and aware times may meet
             self.book.resolve(source_key(STALLED, self.source), point.ts)
         self.last = point
         if point.accept_len is not None and point.busy:
@@ -247,7 +248,7 @@ class SourceState:
         last, cfg = self.last, self.cfg
         if now is None or last is None or self.last_ts is None or self.book.active(key):
             return
-        gap = (now - self.last_ts).total_seconds()
+        gap = (seconds(now) or 0.0) - (seconds(self.last_ts) or 0.0)
         reason = stall_reason(last, gap, cfg.stall_s, cfg.stall_min_running, cfg.silent_s)
         if not reason:
             return
