@@ -119,6 +119,21 @@ class RunData:
         self.drift = Drift(cfg.drift_min_drop, cfg.drift_threshold, cfg.drift_ref_intervals)
 
 
+def duration_words(seconds: float) -> str:
+    """``7500`` → ``2 h 5 min``: how long, as a person would say it in an alert."""
+    s = max(0, int(seconds))
+    if s < 120:
+        return f"{s} s"
+    days, rest = divmod(s, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{minutes} min"
+
+
 class SourceState:
     """Feeds one source's runs and samples to the rules and keeps their findings."""
 
@@ -252,14 +267,17 @@ class SourceState:
         reason = stall_reason(last, gap, cfg.stall_s, cfg.stall_min_running, cfg.silent_s)
         if not reason:
             return
-        minutes = f"{gap / 60:.0f} min" if gap >= 120 else f"{gap:.0f} s"
+        silent, run = duration_words(gap), self.current.run
         if reason == "silent":
-            text = f"{self.source} has written no Decode line for {minutes}"
+            text = f"{self.source} silent for {silent}: no Decode line"
         else:
             text = (
-                f"{self.source} stopped writing Decode lines {minutes} ago while {last.running} requests "
-                f"were running and {last.queued} queued"
+                f"{self.source} silent for {silent}: stopped writing Decode lines while {last.running} "
+                f"requests were running and {last.queued} queued"
             )
+        text += f" (run {run.run_id}, model {run.settings.model_path or 'unknown'}, draft model " + (
+            f"{run.settings.draft_model_path or 'none'})"
+        )
         self.book.fire(simple_finding(STALLED, self.current.run, text, key), now)
 
     def _test_change(self) -> None:

@@ -89,3 +89,13 @@ def test_remote_zone_from_bytes_else_utc_with_a_warning(caplog: pytest.LogCaptur
     assert log_time.source_zone(None, lambda _path: b"not tzif") is UTC
     assert "reading its log times as UTC" in caplog.text
     assert log_time.zone_name(log_time.source_zone("Europe/Berlin", lambda _p: data)) == "Europe/Berlin"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "words"),
+    [(45, "45 s"), (125, "2 min"), (7500, "2 h 5 min"), (7200, "2 h"), (3 * 86400 + 4 * 3600, "3 d 4 h")],
+)
+def test_stall_duration_in_words(seconds: float, words: str) -> None:
+    from acceptmon.detect.source import duration_words
+
+    assert duration_words(seconds) == words
