@@ -74,7 +74,10 @@ STORE_CATALOGUE: tuple[MetricDef, ...] = (
     _g(
         "acceptmon_gen_throughput_tokens_per_second", "Generation throughput printed at the last Decode line."
     ),
-    _g("acceptmon_last_decode_timestamp_seconds", "Log timestamp of the last Decode line (wall time read in the source's time zone)."),
+    _g(
+        "acceptmon_last_decode_timestamp_seconds",
+        "Log timestamp of the last Decode line (wall time read in the source's time zone).",
+    ),
     _g(
         "acceptmon_run_info",
         "Current run of a source; speculative settings as labels (always 1).",
