@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.config import Config, SourceConfig
 from acceptmon.detect import DetectConfig, Detector
 from acceptmon.draftconfig import read_draft_config, read_local
+from acceptmon.history import HistoryFilter
+from acceptmon.labels import SourceIdentity
 from acceptmon.model import Finding, Run
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker
@@ -69,6 +72,9 @@ class Agent:
         self.backlog = False
         self.notify_worker: Any = None
         self._saved: dict[str, Any] = {}
+        #: Host and user labels per source, stamped onto its findings.
+        self.identities: dict[str, SourceIdentity] = {}
+        self.history = HistoryFilter(time.time())
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -84,6 +90,7 @@ class Agent:
             self.pipeline.restore(saved.get("pipeline", {}))
             self.tracker.restore(saved.get("runs", {}))
             self._restore_findings(saved)
+            self.history.open_at_start(self.detector.findings())
         # Log time as "now": the agent's own downtime must not look like a stalled log.
         self.evaluate(wall_clock=False)
         for cfg in self.config.sources:
@@ -109,6 +116,9 @@ class Agent:
         if state:
             source.restore(state)
         self.sources[cfg.name] = (cfg, source)
+        identity = SourceIdentity.of(cfg.path, cfg.option("host"), dict(cfg.option("labels") or ()))
+        self.identities[cfg.name] = identity
+        self.pipeline.store.hosts[cfg.name] = identity.host
         log.info("following %s as source %r", cfg.path, cfg.name)
 
     def _zone(self, name: str) -> tzinfo:
@@ -164,6 +174,11 @@ class Agent:
             else:
                 self.backlog = True  # budget spent with data left: come back without waiting
             self._count_overlong(name, source)
+        if not self.backlog and self.history.catching_up:
+            with self.lock:
+                self.history.caught_up(
+                    [self._identify(f) for f in self.detector.evaluate()], self.detector.last_time
+                )
         return total
 
     def _count_overlong(self, name: str, source: Source) -> None:
@@ -293,7 +308,9 @@ class Agent:
     def evaluate(self, wall_clock: bool = True) -> list[Finding]:
         """Without ``wall_clock`` the log's own time is "now", so a backlog cannot look stalled."""
         with self.lock:
-            findings = self.detector.evaluate(datetime.now(UTC) if wall_clock else None)
+            findings = [
+                self._identify(f) for f in self.detector.evaluate(datetime.now(UTC) if wall_clock else None)
+            ]
             if findings != self.findings:  # e.g. a stall, with no new line to mark the state dirty
                 self._dirty = True
         for f in findings:
@@ -301,10 +318,17 @@ class Agent:
                 self._fired.add(f.key)
                 self.raised[(f.rule, f.source, f.severity)] += 1
                 log.warning("finding %s (%s) on %s: %s", f.rule, f.severity, f.source, f.summary)
-            if self.notify_worker is not None:
+            if self.notify_worker is not None and self.history.pageable(f):
                 self.notify_worker.notify(f)
         self.findings = findings
         return findings
+
+    def _identify(self, f: Finding) -> Finding:
+        """The finding with its source's host and labels (the detector knows neither)."""
+        identity = self.identities.get(f.source)
+        if identity is None or (f.host == identity.host and f.labels == identity.labels):
+            return f
+        return replace(f, host=identity.host, labels=identity.labels)
 
     def health(self) -> dict[str, SourceHealth]:
         return {name: src.health() for name, (_, src) in self.sources.items()}

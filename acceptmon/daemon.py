@@ -22,7 +22,7 @@ def _metrics(agent: Agent) -> str:
     def extras() -> Any:
         yield from source_metrics(agent.health())
         yield from checkpoint_metrics(agent.checkpoint_age(), agent.checkpoint_errors)
-        yield from finding_metrics(agent.findings, agent.raised)
+        yield from finding_metrics(agent.findings, agent.raised, agent.pipeline.store.hosts)
         if agent.notify_worker is not None:
             from acceptmon.notify import OUTCOMES
 

@@ -62,6 +62,11 @@ class Detector:
             out += state.evaluate(now) if source is None or name == source else state.book.all()
         return out
 
+    def last_time(self, source: str) -> datetime | None:
+        """Time of the newest sample of ``source`` (where a stall's silence began)."""
+        state = self._sources.get(source)
+        return state.last_ts if state else None
+
     def status(self, source: str) -> SourceStatus | None:
         state = self._sources.get(source)
         return state.status() if state else None

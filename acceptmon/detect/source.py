@@ -32,6 +32,7 @@ from acceptmon.detect.series import (
     centi,
     decode_point,
     load_bucket,
+    rate_from_len,
     seconds,
     spec_point,
 )
@@ -119,6 +120,11 @@ class RunData:
         self.drift = Drift(cfg.drift_min_drop, cfg.drift_threshold, cfg.drift_ref_intervals)
 
 
+def _now(point: Point) -> tuple[float | None, float | None]:
+    """The acceptance a finding resolves at: this interval's."""
+    return point.accept_len, point.accept_rate
+
+
 def duration_words(seconds: float) -> str:
     """``7500`` → ``2 h 5 min``: how long, as a person would say it in an alert."""
     s = max(0, int(seconds))
@@ -185,7 +191,7 @@ class SourceState:
         if point.ts is not None:
             if self.last_ts is None or (seconds(point.ts) or 0.0) > (seconds(self.last_ts) or 0.0):
                 self.last_ts = point.ts  # by epoch: naive (old state) and aware times may meet
-            self.book.resolve(source_key(STALLED, self.source), point.ts)
+            self.book.resolve(source_key(STALLED, self.source), point.ts, _now(point))
         self.last = point
         if point.accept_len is not None and point.busy:
             self._accept(point, point.accept_len)
@@ -227,7 +233,7 @@ class SourceState:
                 point.ts,
             )
         elif t == "resolve":
-            self.book.resolve(key, point.ts)
+            self.book.resolve(key, point.ts, _now(point))
 
     def _say(self, rule: str, point: Point) -> str:
         rd, cfg, src = self.current, self.cfg, self.source
@@ -309,6 +315,8 @@ class SourceState:
             return
         rd.checked_at = rd.used
         for key, base in list(self.refs.items()):
-            if recovered(compare(base.strata, rd.recent.strata, self.cfg.min_stratum), self.cfg):
-                self.book.resolve(key, self.last_ts)
+            cmp = compare(base.strata, rd.recent.strata, self.cfg.min_stratum)
+            if recovered(cmp, self.cfg):
+                level = cmp.after.value if cmp is not None else None
+                self.book.resolve(key, self.last_ts, (level, rate_from_len(level, rd.slots)))
                 del self.refs[key]
