@@ -87,7 +87,7 @@ def source_zone(name: str | None, remote: Callable[[str], bytes | None] | None =
     try:
         data = remote(LOCALTIME)
         if data:
-            return zone_from_bytes(data)
+            return zone_from_bytes(data, key=f"the remote {LOCALTIME}")
     except (OSError, ValueError):
         pass
     log.warning("cannot read the remote %s; reading its log times as UTC (set 'timezone:')", LOCALTIME)
@@ -97,7 +97,7 @@ def source_zone(name: str | None, remote: Callable[[str], bytes | None] | None =
 def zone_name(tz: tzinfo) -> str:
     """A zone's name for messages and the API (``UTC``, ``Europe/Berlin``)."""
     key = getattr(tz, "key", None)
-    return str(key) if key else str(tz.tzname(None) or tz)
+    return str(key) if key else str(datetime.now(tz).tzname() or tz)
 
 
 #: Lines of several ranks may be out of order by this much without implying the fold's second pass.
