@@ -17,14 +17,18 @@ import os
 import threading
 import time
 from collections import Counter
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from acceptmon import log_time
 from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.config import Config, SourceConfig
 from acceptmon.detect import DetectConfig, Detector
 from acceptmon.draftconfig import read_draft_config, read_local
+from acceptmon.history import HistoryFilter
+from acceptmon.labels import SourceIdentity
 from acceptmon.model import Finding, Run
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker
@@ -51,7 +55,8 @@ class Agent:
             draft_reader=self._read_draft if config.read_draft_config else None,
             watched_reader=self.watched.snapshot,
         )
-        self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now())
+        self._zones: dict[str, tzinfo] = {}
+        self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
         self.detector = Detector(DetectConfig.from_dict(config.detect))
         self.pipeline.sinks.append(self.detector.observe)
         self.tracker.on_run_start.append(self._run_started)
@@ -74,6 +79,9 @@ class Agent:
         #: seconds; a finished step or a committed chunk) and whether a chunk is in hand.
         self.last_progress = time.monotonic()
         self.in_hand = False
+        #: Host and user labels per source, stamped onto its findings.
+        self.identities: dict[str, SourceIdentity] = {}
+        self.history = HistoryFilter(time.time())
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -89,6 +97,7 @@ class Agent:
             self.pipeline.restore(saved.get("pipeline", {}))
             self.tracker.restore(saved.get("runs", {}))
             self._restore_findings(saved)
+            self.history.open_at_start(self.detector.findings())
         # Log time as "now": the agent's own downtime must not look like a stalled log.
         self.evaluate(wall_clock=False)
         for cfg in self.config.sources:
@@ -114,7 +123,25 @@ class Agent:
         if state:
             source.restore(state)
         self.sources[cfg.name] = (cfg, source)
+        identity = SourceIdentity.of(cfg.path, cfg.option("host"), dict(cfg.option("labels") or ()))
+        self.identities[cfg.name] = identity
+        self.pipeline.store.hosts[cfg.name] = identity.host
         log.info("following %s as source %r", cfg.path, cfg.name)
+
+    def _zone(self, name: str) -> tzinfo:
+        """The zone of a source's log times, worked out once, at its first chunk."""
+        tz = self._zones.get(name)
+        if tz is None:
+            entry = self.sources.get(name)
+            if entry is None:
+                tz = log_time.host_zone()
+            else:
+                cfg, source = entry
+                remote = factory.host_reader(cfg, source) if cfg.kind == "ssh" else None
+                tz = log_time.source_zone(cfg.option("timezone"), remote)
+            self._zones[name] = tz
+            log.info("source %r: log times are in %s", name, log_time.zone_name(tz))
+        return tz
 
     def _start_notifier(self) -> None:
         self.notify_worker = self._notify_worker(self.config)
@@ -163,6 +190,11 @@ class Agent:
                 self.backlog = True  # budget spent with data left: come back without waiting
             self._count_overlong(name, source)
         self.last_progress = time.monotonic()
+        if not self.backlog and self.history.catching_up:
+            with self.lock:
+                self.history.caught_up(
+                    [self._identify(f) for f in self.detector.evaluate()], self.detector.last_time
+                )
         return total
 
     def pending(self) -> bool:
@@ -218,6 +250,7 @@ class Agent:
                 if wanted.get(name) != old:
                     source.close()
                     del self.sources[name]
+                    self._zones.pop(name, None)  # a changed timezone: looked up afresh
             for name, cfg in wanted.items():
                 if name not in self.sources:
                     self._add_source(cfg)
@@ -336,7 +369,9 @@ class Agent:
     def evaluate(self, wall_clock: bool = True) -> list[Finding]:
         """Without ``wall_clock`` the log's own time is "now", so a backlog cannot look stalled."""
         with self.lock:
-            findings = self.detector.evaluate(datetime.now() if wall_clock else None)
+            findings = [
+                self._identify(f) for f in self.detector.evaluate(datetime.now(UTC) if wall_clock else None)
+            ]
             if findings != self.findings:  # e.g. a stall, with no new line to mark the state dirty
                 self._dirty = True
         for f in findings:
@@ -344,10 +379,17 @@ class Agent:
                 self._fired.add(f.key)
                 self.raised[(f.rule, f.source, f.severity)] += 1
                 log.warning("finding %s (%s) on %s: %s", f.rule, f.severity, f.source, f.summary)
-            if self.notify_worker is not None:
+            if self.notify_worker is not None and self.history.pageable(f):
                 self.notify_worker.notify(f)
         self.findings = findings
         return findings
+
+    def _identify(self, f: Finding) -> Finding:
+        """The finding with its source's host and labels (the detector knows neither)."""
+        identity = self.identities.get(f.source)
+        if identity is None or (f.host == identity.host and f.labels == identity.labels):
+            return f
+        return replace(f, host=identity.host, labels=identity.labels)
 
     def health(self) -> dict[str, SourceHealth]:
         return {name: src.health() for name, (_, src) in self.sources.items()}

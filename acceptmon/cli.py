@@ -20,10 +20,15 @@ examples:
 
 
 def _oneshot(args: argparse.Namespace) -> int:
-    from acceptmon import oneshot
+    from acceptmon import log_time, oneshot
     from acceptmon.pipeline import Pipeline
 
-    pipeline = Pipeline(year_hint=oneshot.year_flag(args.year) if args.year else oneshot.mtime_hint)
+    try:
+        tz = log_time.zone(args.timezone) if args.timezone else log_time.host_zone()
+    except ValueError as exc:
+        print(f"acceptmon: --timezone: {exc}", file=sys.stderr)
+        return 2
+    pipeline = Pipeline(year_hint=oneshot.mtime_hint, zone=lambda _source: tz, year=args.year)
     if args.format == "jsonl":
         pipeline.sinks.append(oneshot.write_jsonl(sys.stdout))
     findings = oneshot.FindingLog(pipeline) if args.format == "findings" else None
@@ -124,7 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
     one.add_argument(
         "--year",
         type=int,
-        help="year for vLLM's year-less timestamps (default: from each file's modification time)",
+        help="year of the first of vLLM's year-less timestamps; later ones follow across new year "
+        "(default: the latest year that puts no line after the "
+        "file's modification time)",
+    )
+    one.add_argument(
+        "--timezone",
+        metavar="ZONE",
+        help="IANA zone the logs' wall-clock timestamps are in (default: this host's, TZ honoured)",
     )
     one.set_defaults(func=_oneshot)
 

@@ -45,6 +45,8 @@ _SOURCE_KEYS = {
     "accept_unknown_host_key",
     "poll_interval",
     "timezone",
+    "host",
+    "labels",
 }
 
 
@@ -178,9 +180,15 @@ def _source(item: Any, i: int, default_begin: bool, problems: list[str]) -> Sour
     if not isinstance(name, str) or not name.strip():
         problems.append(f"{where}.name: expected a non-empty string, got {shown(name)}")
         name = path
+    _source_identity(item, where, problems)
     options = tuple(
         sorted(
-            (k, v)
+            (
+                k,
+                tuple(sorted(v.items(), key=lambda kv: str(kv[0])))
+                if k == "labels" and isinstance(v, Mapping)
+                else v,
+            )
             for k, v in item.items()
             if isinstance(k, str) and k in _SOURCE_KEYS - {"path", "name", "read_from_beginning"}
         )
@@ -193,6 +201,27 @@ def _source(item: Any, i: int, default_begin: bool, problems: list[str]) -> Sour
     else:
         problems += [f"{where}.{k}: only ssh:// sources use it" for k, _ in options if k in _SSH_KEYS]
     return source if len(problems) == before else None
+
+
+def _source_identity(item: Mapping[str, Any], where: str, problems: list[str]) -> None:
+    """``timezone`` (an IANA name), ``host`` and ``labels`` (what alerts say about the source)."""
+    from acceptmon.labels import label_problems
+    from acceptmon.log_time import zone
+
+    tz = item.get("timezone")
+    if tz is not None:
+        if not isinstance(tz, str) or not tz:
+            problems.append(f"{where}.timezone: expected an IANA zone name such as Europe/Berlin")
+        else:
+            try:
+                zone(tz)
+            except ValueError as exc:
+                problems.append(f"{where}.timezone: {exc}")
+    host = item.get("host")
+    if host is not None and (not isinstance(host, str) or not host.strip()):
+        problems.append(f"{where}.host: expected a non-empty string")
+    if "labels" in item:
+        problems.extend(f"{where}.labels: {p}" for p in label_problems(item["labels"]))
 
 
 def from_mapping(

@@ -40,7 +40,7 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
             yield from http_metrics(http.snapshot(), http.open)
         yield from checkpoint_metrics(agent.checkpoint_age(), agent.checkpoint_errors)
         yield from reload_metrics(agent.reload_ok, agent.reload_at)
-        yield from finding_metrics(agent.findings, agent.raised)
+        yield from finding_metrics(agent.findings, agent.raised, agent.pipeline.store.hosts)
         if agent.notify_worker is not None:
             from acceptmon.notify import OUTCOMES
 

@@ -79,12 +79,16 @@ STORE_CATALOGUE: tuple[MetricDef, ...] = (
     _g(
         "acceptmon_gen_throughput_tokens_per_second", "Generation throughput printed at the last Decode line."
     ),
-    _g("acceptmon_last_decode_timestamp_seconds", "Log timestamp of the last Decode line (read as UTC)."),
+    _g(
+        "acceptmon_last_decode_timestamp_seconds",
+        "Log timestamp of the last Decode line (wall time read in the source's time zone).",
+    ),
     _g(
         "acceptmon_run_info",
         "Current run of a source; speculative settings as labels (always 1).",
         (
             "source",
+            "host",
             "run_id",
             "model",
             "draft_model",
@@ -125,7 +129,7 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
     _g(
         "acceptmon_finding_active",
         "1 while a finding of this rule is firing for the source.",
-        ("rule", "source", "severity"),
+        ("rule", "source", "severity", "host"),
     ),
     _c("acceptmon_findings", "Findings raised.", ("rule", "source", "severity")),
     _c(
@@ -191,10 +195,10 @@ def exposed_names() -> set[str]:
     return names
 
 
-def _run_labels(source: str, s: SourceStats) -> list[str]:
+def _run_labels(source: str, s: SourceStats, host: str = "") -> list[str]:
     run = s.run
     if run is None:
-        return [source, "", "", "", "", "", "", "", ""]
+        return [source, host, "", "", "", "", "", "", "", ""]
     st = run.settings
 
     def txt(v: object) -> str:
@@ -203,6 +207,7 @@ def _run_labels(source: str, s: SourceStats) -> list[str]:
     cfg = run.config.hash if run.config else ""
     return [
         source,
+        host,
         run.run_id,
         txt(st.model_path),
         txt(st.draft_model_path),
@@ -228,11 +233,11 @@ def store_metrics(store: Store) -> Iterator[Metric]:
     for m in STORE_CATALOGUE:
         fam = family(m)
         for source, s in items:
-            _add(fam, m, source, s)
+            _add(fam, m, source, s, store.hosts.get(source, ""))
         yield fam
 
 
-def _add(fam: Metric, m: MetricDef, source: str, s: SourceStats) -> None:
+def _add(fam: Metric, m: MetricDef, source: str, s: SourceStats, host: str) -> None:
     if m.name in _COUNTER_OF:
         fam.add_metric([source], s.counters[_COUNTER_OF[m.name]])  # type: ignore[attr-defined]
     elif m.name == "acceptmon_parse_errors":
@@ -251,7 +256,7 @@ def _add(fam: Metric, m: MetricDef, source: str, s: SourceStats) -> None:
             buckets.append(("+Inf", int(s.counters["accept_len_count"])))
             fam.add_metric([source], buckets, s.counters["accept_len_sum"])  # type: ignore[attr-defined]
     elif m.name == "acceptmon_run_info" and s.run is not None:
-        fam.add_metric(_run_labels(source, s), 1.0)  # type: ignore[attr-defined]
+        fam.add_metric(_run_labels(source, s, host), 1.0)  # type: ignore[attr-defined]
 
 
 class StoreCollector(Collector):

@@ -304,7 +304,15 @@ class Finding:
     diff: ConfigDiff | None = None
     active: bool = True
     resolved_at: datetime | None = None
+    #: The user's per-source labels (``labels:`` in the config), sorted by name.
     labels: tuple[tuple[str, str], ...] = ()
+    #: Where and what: the host the log is on, and the models of the run.
+    host: str = ""
+    model: str | None = None
+    draft_model: str | None = None
+    #: Acceptance when the finding resolved (what the RESOLVED message reports).
+    now_accept_len: float | None = None
+    now_accept_rate: float | None = None
 
     def changed_keys(self) -> list[str]:
         return self.diff.keys() if self.diff else []

@@ -12,12 +12,12 @@ import math
 import os
 import sys
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import IO, Any
 
 from acceptmon.export import render
 from acceptmon.model import KIND, Chunk, DecodeSample, Finding, Record, SpecSample
-from acceptmon.pipeline import Pipeline, YearHint
+from acceptmon.pipeline import Pipeline
 from acceptmon.sources.lines import LineSplitter
 
 READ_SIZE = 1 << 20
@@ -46,7 +46,7 @@ def read_chunks(source: str, stream: IO[bytes], path: str = "") -> Iterator[tupl
 def mtime_hint(chunk: Chunk) -> datetime | None:
     """vLLM timestamps have no year; the file's modification time supplies it."""
     try:
-        return datetime.fromtimestamp(os.stat(chunk.path).st_mtime) if chunk.path else None
+        return datetime.fromtimestamp(os.stat(chunk.path).st_mtime, UTC) if chunk.path else None
     except OSError:
         return None
 
@@ -108,15 +108,6 @@ def write_jsonl(out: IO[str]) -> Any:
 
 def prom(pipeline: Pipeline) -> str:
     return render(pipeline.store)
-
-
-def year_flag(year: int) -> YearHint:
-    """A fixed year hint (``--year``): 31 Dec, so no line is pushed a year back."""
-
-    def hint(_chunk: Chunk) -> datetime:
-        return datetime(year, 12, 31, 23, 59, 59)
-
-    return hint
 
 
 class FindingLog:

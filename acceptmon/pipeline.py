@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from acceptmon import fastpath
@@ -42,30 +42,47 @@ log = logging.getLogger("acceptmon.pipeline")
 
 RecordSink = Callable[[Record], None]
 YearHint = Callable[[Chunk], "datetime | None"]
+#: The zone a source's naive log times are in, by source name.
+ZoneOf = Callable[[str], tzinfo]
 
 
 class Pipeline:
+    """``year_hint`` gives vLLM's year-less lines a year from the latest chunk of their
+    source (e.g. its file's mtime); ``year`` pins it instead; ``zone`` names each
+    source's time zone (default UTC, so tables and goldens do not depend on the host)."""
+
     def __init__(
         self,
         tracker: RunTracker | None = None,
         store: Store | None = None,
         year_hint: YearHint | None = None,
+        zone: ZoneOf | None = None,
+        year: int | None = None,
     ) -> None:
         self.tracker = tracker or RunTracker()
         self.store = store or Store()
         self._parsers: dict[str, LineParser] = {}
+        self._latest: dict[str, Chunk] = {}
         self._year_hint = year_hint
+        self._zone = zone
+        self._year = year
         #: Called with every record after run tracking (jsonl output, detector).
         self.sinks: list[RecordSink] = []
         self.tracker.on_run_start.append(self._run_started)
         self._logged: set[tuple[str, str]] = set()
 
     def _parser(self, chunk: Chunk) -> LineParser:
-        parser = self._parsers.get(chunk.source)
+        source = chunk.source
+        self._latest[source] = chunk
+        parser = self._parsers.get(source)
         if parser is None:
-            hint = self._year_hint(chunk) if self._year_hint else None
-            parser = self._parsers[chunk.source] = LineParser(chunk.source, hint)
+            zone = self._zone(source) if self._zone else UTC
+            parser = self._parsers[source] = LineParser(source, self._hint(source), zone, self._year)
         return parser
+
+    def _hint(self, source: str) -> Callable[[], datetime | None]:
+        year_hint, latest = self._year_hint, self._latest
+        return lambda: year_hint(latest[source]) if year_hint else None
 
     def feed(self, chunk: Chunk) -> None:
         """Process every line of ``chunk``."""

@@ -129,6 +129,8 @@ class Store:
 
     def __init__(self) -> None:
         self.sources: dict[str, SourceStats] = {}
+        #: The host each source's log is on (the ``host`` label); empty when not known (oneshot).
+        self.hosts: dict[str, str] = {}
 
     def stats(self, source: str) -> SourceStats:
         s = self.sources.get(source)

@@ -21,11 +21,6 @@ from acceptmon.model import DecodeSample, Finding, Record, Run, Shutdown, SpecSa
 log = logging.getLogger("acceptmon.detect")
 
 
-def naive_local(ts: datetime) -> datetime:
-    """Log timestamps are naive local time; an aware ``now`` is brought to the same footing."""
-    return ts.astimezone().replace(tzinfo=None) if ts.tzinfo is not None else ts
-
-
 class Detector:
     """Per-source acceptance rules over a stream of runs and samples."""
 
@@ -54,20 +49,23 @@ class Detector:
     def evaluate(self, now: datetime | None = None, source: str | None = None) -> list[Finding]:
         """Every open finding plus the most recently resolved ones, of every source.
 
-        ``now`` (naive local time like the log, or aware) only drives the stall
+        ``now`` (aware, like the parsed log times) only drives the stall
         rule; without it, the newest sample time seen is used. ``source`` limits
         the work to the source that just got data (the others keep their state;
         evaluate them all on a timer so that stalls are noticed).
         """
-        if now is not None:
-            now = naive_local(now)
-        else:
+        if now is None:
             seen = [s.last_ts for s in self._sources.values() if s.last_ts is not None]
             now = max(seen) if seen else None
         out: list[Finding] = []
         for name, state in self._sources.items():
             out += state.evaluate(now) if source is None or name == source else state.book.all()
         return out
+
+    def last_time(self, source: str) -> datetime | None:
+        """Time of the newest sample of ``source`` (where a stall's silence began)."""
+        state = self._sources.get(source)
+        return state.last_ts if state else None
 
     def status(self, source: str) -> SourceStatus | None:
         state = self._sources.get(source)

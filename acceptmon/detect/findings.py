@@ -96,6 +96,8 @@ def drop_finding(
         after_n=cmp.after_n,
         p_value=cmp.p_value,
         diff=diff,
+        model=run.settings.model_path,
+        draft_model=run.settings.draft_model_path,
     )
 
 
@@ -111,7 +113,9 @@ def simple_finding(rule: str, run: Run, summary: str, key: str, after_len: float
         first_seen=None,
         key=key,
         after_accept_len=None if after_len is None else round(after_len, 4),
-        diff=run.diff,
+        diff=None if rule == STALLED else run.diff,  # a stall is not explained by a config change
+        model=run.settings.model_path,
+        draft_model=run.settings.draft_model_path,
     )
 
 
@@ -134,13 +138,21 @@ class Book:
     def fire(self, finding: Finding, at: datetime | None) -> None:
         """Record a new or re-opened finding (same key, fresh episode)."""
         self._items.pop(finding.key, None)
-        self._items[finding.key] = replace(finding, first_seen=at, active=True, resolved_at=None)
+        self._items[finding.key] = replace(
+            finding, first_seen=at, active=True, resolved_at=None, now_accept_len=None, now_accept_rate=None
+        )
 
-    def resolve(self, key: str, at: datetime | None) -> None:
+    def resolve(
+        self, key: str, at: datetime | None, now: tuple[float | None, float | None] = (None, None)
+    ) -> None:
+        """Close a finding; ``now`` is the acceptance (len, rate) it closed at, if known."""
         f = self._items.get(key)
         if f is None or not f.active:
             return
-        self._items[key] = replace(f, active=False, resolved_at=at)
+        length, rate = (None if v is None else round(v, 4) for v in now)
+        self._items[key] = replace(
+            f, active=False, resolved_at=at, now_accept_len=length, now_accept_rate=rate
+        )
         resolved = [k for k, g in self._items.items() if not g.active]
         for k in resolved[: max(0, len(resolved) - self._max_resolved)]:
             del self._items[k]

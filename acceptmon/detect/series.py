@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from acceptmon.model import DecodeSample, SpecSample
 
@@ -94,12 +94,12 @@ def centi(accept_len: float) -> int:
     return round(accept_len * 100)
 
 
-_EPOCH = datetime(1970, 1, 1)
-
-
 def seconds(ts: datetime | None) -> float | None:
-    """Log time as plain seconds; log times are naive local, so any zone is just dropped."""
-    return None if ts is None else (ts.replace(tzinfo=None) - _EPOCH).total_seconds()
+    """Epoch seconds of a record time: aware from the parser; a naive one (hand-built
+    records, old state) is read as UTC, the same rule as ``parse.prefix.epoch``."""
+    if ts is None:
+        return None
+    return ts.timestamp() if ts.tzinfo is not None else ts.replace(tzinfo=UTC).timestamp()
 
 
 class Hists:

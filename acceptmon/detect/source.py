@@ -32,6 +32,7 @@ from acceptmon.detect.series import (
     centi,
     decode_point,
     load_bucket,
+    rate_from_len,
     seconds,
     spec_point,
 )
@@ -119,6 +120,26 @@ class RunData:
         self.drift = Drift(cfg.drift_min_drop, cfg.drift_threshold, cfg.drift_ref_intervals)
 
 
+def _now(point: Point) -> tuple[float | None, float | None]:
+    """The acceptance a finding resolves at: this interval's."""
+    return point.accept_len, point.accept_rate
+
+
+def duration_words(seconds: float) -> str:
+    """``7500`` → ``2 h 5 min``: how long, as a person would say it in an alert."""
+    s = max(0, int(seconds))
+    if s < 120:
+        return f"{s} s"
+    days, rest = divmod(s, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{minutes} min"
+
+
 class SourceState:
     """Feeds one source's runs and samples to the rules and keeps their findings."""
 
@@ -168,8 +189,9 @@ class SourceState:
         if point is None:
             return
         if point.ts is not None:
-            self.last_ts = point.ts if self.last_ts is None else max(self.last_ts, point.ts)
-            self.book.resolve(source_key(STALLED, self.source), point.ts)
+            if self.last_ts is None or (seconds(point.ts) or 0.0) > (seconds(self.last_ts) or 0.0):
+                self.last_ts = point.ts  # by epoch: naive (old state) and aware times may meet
+            self.book.resolve(source_key(STALLED, self.source), point.ts, _now(point))
         self.last = point
         if point.accept_len is not None and point.busy:
             self._accept(point, point.accept_len)
@@ -211,7 +233,7 @@ class SourceState:
                 point.ts,
             )
         elif t == "resolve":
-            self.book.resolve(key, point.ts)
+            self.book.resolve(key, point.ts, _now(point))
 
     def _say(self, rule: str, point: Point) -> str:
         rd, cfg, src = self.current, self.cfg, self.source
@@ -247,18 +269,21 @@ class SourceState:
         last, cfg = self.last, self.cfg
         if now is None or last is None or self.last_ts is None or self.book.active(key):
             return
-        gap = (now - self.last_ts).total_seconds()
+        gap = (seconds(now) or 0.0) - (seconds(self.last_ts) or 0.0)
         reason = stall_reason(last, gap, cfg.stall_s, cfg.stall_min_running, cfg.silent_s)
         if not reason:
             return
-        minutes = f"{gap / 60:.0f} min" if gap >= 120 else f"{gap:.0f} s"
+        silent, run = duration_words(gap), self.current.run
         if reason == "silent":
-            text = f"{self.source} has written no Decode line for {minutes}"
+            text = f"{self.source} silent for {silent}: no Decode line"
         else:
             text = (
-                f"{self.source} stopped writing Decode lines {minutes} ago while {last.running} requests "
-                f"were running and {last.queued} queued"
+                f"{self.source} silent for {silent}: stopped writing Decode lines while {last.running} "
+                f"requests were running and {last.queued} queued"
             )
+        text += f" (run {run.run_id}, model {run.settings.model_path or 'unknown'}, draft model " + (
+            f"{run.settings.draft_model_path or 'none'})"
+        )
         self.book.fire(simple_finding(STALLED, self.current.run, text, key), now)
 
     def _test_change(self) -> None:
@@ -290,6 +315,8 @@ class SourceState:
             return
         rd.checked_at = rd.used
         for key, base in list(self.refs.items()):
-            if recovered(compare(base.strata, rd.recent.strata, self.cfg.min_stratum), self.cfg):
-                self.book.resolve(key, self.last_ts)
+            cmp = compare(base.strata, rd.recent.strata, self.cfg.min_stratum)
+            if recovered(cmp, self.cfg):
+                level = cmp.after.value if cmp is not None else None
+                self.book.resolve(key, self.last_ts, (level, rate_from_len(level, rd.slots)))
                 del self.refs[key]

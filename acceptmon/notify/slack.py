@@ -10,9 +10,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from acceptmon.detect.findings import STALLED
 from acceptmon.model import Finding
 from acceptmon.notify import fmt
-from acceptmon.notify.blockkit import MAX_FIELD_TEXT, MAX_HEADER, MAX_SECTION_TEXT, clip, code, escape
+from acceptmon.notify.blockkit import (
+    MAX_FIELD_TEXT,
+    MAX_FIELDS,
+    MAX_HEADER,
+    MAX_SECTION_TEXT,
+    clip,
+    code,
+    escape,
+)
 from acceptmon.notify.config import Links
 from acceptmon.notify.links import render_links
 
@@ -26,7 +35,12 @@ Block = dict[str, Any]
 def build_slack_message(finding: Finding, links: Links, now: float) -> dict[str, Any]:
     """The webhook payload: firing or resolved depending on ``finding.active``."""
     urls = render_links(dict(links.templates), finding, now, links.window_s)
-    blocks = _firing_blocks(finding) if finding.active else _resolved_blocks(finding, now)
+    if not finding.active:
+        blocks = _resolved_blocks(finding, now)
+    elif finding.rule == STALLED:
+        blocks = _stall_blocks(finding)
+    else:
+        blocks = _firing_blocks(finding)
     if urls:
         blocks.append(_section(_link_line(urls)))
     blocks.append(_context(finding))
@@ -35,15 +49,29 @@ def build_slack_message(finding: Finding, links: Links, now: float) -> dict[str,
 
 def fallback_text(finding: Finding) -> str:
     """Notification/preview text: Slack shows this where blocks cannot render."""
-    labels = dict(finding.labels)
-    where = labels.get("host", finding.source)
+    where = _where(finding)
     if not finding.active:
-        return clip(escape(f"[RESOLVED] {_title(finding)} on {where}"), _FALLBACK_LIMIT)
+        text = f"[RESOLVED] {_title(finding)} on {where}"
+        if finding.rule != STALLED:
+            text += f": now {_acceptance(finding)}"
+        return clip(escape(text), _FALLBACK_LIMIT)
+    if finding.rule == STALLED:
+        text = f"[{finding.severity.upper()}] {_title(finding)} on {where}: {finding.summary}"
+        return clip(escape(text), _FALLBACK_LIMIT)
     change = f"accept length {fmt.num(finding.before_accept_len)} → {fmt.num(finding.after_accept_len)}"
+    if finding.before_accept_len is None:
+        change = f"accept length {fmt.num(finding.after_accept_len)}"
     keys = finding.changed_keys()
     cause = f" after change of {', '.join(keys[:3])}" + (f" (+{len(keys) - 3} more)" if len(keys) > 3 else "")
     text = f"[{finding.severity.upper()}] {_title(finding)} on {where}: {change}{cause if keys else ''}"
     return clip(escape(text), _FALLBACK_LIMIT)
+
+
+def _acceptance(f: Finding) -> str:
+    """``accept len 2.41, accept rate 47.0%``: acceptance when it resolved (RESOLVED messages)."""
+    if f.now_accept_len is None and f.now_accept_rate is None:
+        return "acceptance unknown"
+    return f"accept len {fmt.num(f.now_accept_len)}, accept rate {fmt.pct(f.now_accept_rate)}"
 
 
 def _firing_blocks(finding: Finding) -> list[Block]:
@@ -62,20 +90,40 @@ def _firing_blocks(finding: Finding) -> list[Block]:
     return blocks
 
 
+def _stall_blocks(finding: Finding) -> list[Block]:
+    """A silent log: how long and what was running; no acceptance numbers, no config diff."""
+    emoji = _EMOJI.get(finding.severity, "⚪")
+    return [
+        _header(f"{emoji} {finding.severity.upper()}: {_title(finding)} on {_where(finding)}"),
+        _section(f"*{fmt.plain(finding.summary, 2800)}*"),
+        {"type": "section", "fields": [*_identity_fields(finding), _field("Run", code(finding.run_id, 60))]},
+    ]
+
+
 def _resolved_blocks(finding: Finding, now: float) -> list[Block]:
     resolved = finding.resolved_at or datetime.fromtimestamp(now, UTC)
     since = finding.first_seen
     lasted = f" after {fmt.duration(fmt.epoch(resolved) - fmt.epoch(since))}" if since else ""
     keys = finding.changed_keys()
     text = f"Resolved {fmt.slack_date(resolved)}{lasted} (firing since {fmt.slack_date(since)})."
+    if finding.rule == STALLED:
+        text += "\nDecode lines are being written again."
+    else:
+        text += f"\nAcceptance now: {_acceptance(finding)}."
     if keys:
         shown = ", ".join(code(k, 60) for k in keys[:5])
         text += f"\nConfig change: {shown}" + (f" …and {len(keys) - 5} more" if len(keys) > 5 else "")
+    fields = _identity_fields(finding)
+    if finding.rule != STALLED:
+        fields = [
+            _field("Accept length now", f"*{fmt.num(finding.now_accept_len)}*"),
+            _field("Accept rate now", f"*{fmt.pct(finding.now_accept_rate)}*"),
+            *fields,
+        ][:MAX_FIELDS]
     return [
         _header(f"✅ RESOLVED: {_title(finding)} on {_where(finding)}"),
         _section(f"*{fmt.plain(finding.summary, 1500)}*\n{text}"),
-        {"type": "section", "fields": _metric_fields(finding)},
-        {"type": "section", "fields": _identity_fields(finding)},
+        {"type": "section", "fields": fields},
     ]
 
 
@@ -102,16 +150,14 @@ def _metric_fields(f: Finding) -> list[Block]:
 
 
 def _identity_fields(f: Finding) -> list[Block]:
-    labels = dict(f.labels)
     fields = [
-        _field("Host / source", f"{code(labels.get('host', '-'), 100)}\n{code(f.source, 300)}"),
+        _field("Host / source", f"{code(f.host or '-', 100)}\n{code(f.source, 300)}"),
         _field("First seen", fmt.slack_date(f.first_seen)),
-        _field("Model", code(labels.get("model", "unknown"), 200)),
-        _field("Draft model", code(labels.get("draft_model", "unknown"), 200)),
+        _field("Model", code(f.model or "unknown", 200)),
+        _field("Draft model", code(f.draft_model or "none", 200)),
     ]
-    extra = [(k, v) for k, v in f.labels if k not in ("host", "model", "draft_model")]
-    if extra:
-        shown = "\n".join(f"{fmt.plain(k, 60)}: {code(v, 100)}" for k, v in extra[:10])
+    if f.labels:
+        shown = "\n".join(f"{fmt.plain(k, 60)}: {code(v, 100)}" for k, v in f.labels[:10])
         fields.append(_field("Labels", shown))
     return fields
 
@@ -137,7 +183,8 @@ def _title(f: Finding) -> str:
 
 
 def _where(f: Finding) -> str:
-    return dict(f.labels).get("host", f.source)
+    """``gpu-7 (sglang-main)``: the machine first, then which of its logs."""
+    return f"{f.host} ({f.source})" if f.host and f.host != f.source else f.source
 
 
 def _header(text: str) -> Block:

@@ -26,6 +26,9 @@ def build_webhook_payload(finding: Finding, links: Links, now: float) -> dict[st
         "rule": finding.rule,
         "severity": finding.severity,
         "source": finding.source,
+        "host": finding.host or None,
+        "model": finding.model,
+        "draft_model": finding.draft_model,
         "key": finding.key,
         "summary": finding.summary,
         "run_id": finding.run_id,
@@ -38,6 +41,10 @@ def build_webhook_payload(finding: Finding, links: Links, now: float) -> dict[st
         "after": _side(
             finding.after_accept_len, finding.after_accept_rate, finding.after_ci, finding.after_n
         ),
+        "now": {
+            "accept_len": _finite(finding.now_accept_len),
+            "accept_rate": _finite(finding.now_accept_rate),
+        },
         "p_value": _finite(finding.p_value),
         "diff": _diff(finding.diff),
         "labels": dict(finding.labels),

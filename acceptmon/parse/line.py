@@ -16,8 +16,9 @@ lines that follow one, are request logs and never parsed for markers.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 
+from acceptmon.log_time import LocalTime
 from acceptmon.model import DecodeSample, Meta, PrefillSample, Record, ServerReady, Shutdown
 from acceptmon.parse import sglang, vllm
 from acceptmon.parse.prefix import ANSI, PrefixCache
@@ -62,16 +63,33 @@ def has_request(lines: tuple[str, ...] | list[str]) -> bool:
 class LineParser:
     """Parse one source's lines; keeps the little context some lines need.
 
-    Context: the year for vLLM's year-less timestamps, and which DP engine
-    the next vLLM spec line belongs to.
+    Context: the source's zone (log times are naive wall-clock time; records
+    carry aware times), the year for vLLM's year-less timestamps, and which DP
+    engine the next vLLM spec line belongs to.
     """
 
-    __slots__ = ("_engine", "_prefill_shapes", "_prefixes", "_shapes", "_vclock", "in_request", "source")
+    __slots__ = (
+        "_engine",
+        "_local",
+        "_prefill_shapes",
+        "_prefixes",
+        "_shapes",
+        "_vclock",
+        "in_request",
+        "source",
+    )
 
-    def __init__(self, source: str, year_hint: datetime | None = None) -> None:
+    def __init__(
+        self,
+        source: str,
+        year_hint: vllm.Hint | datetime | None = None,
+        zone: tzinfo = UTC,
+        year: int | None = None,
+    ) -> None:
         self.source = source
-        self._prefixes = PrefixCache()
-        self._vclock = vllm.VllmClock(year_hint)
+        self._local = LocalTime(zone)
+        self._prefixes = PrefixCache(self._local)
+        self._vclock = vllm.VllmClock(year_hint, year, zone)
         self._engine: int | None = None
         self._shapes = DecodeShapes()
         self._prefill_shapes = PrefillShapes()
@@ -175,7 +193,8 @@ class LineParser:
 
     def _spec(self, text: str, at: int, marker: str, lineno: int) -> Record:
         prefix = text[:at]
-        ts = vllm.timestamp(prefix, self._vclock)
+        wall = vllm.timestamp(prefix, self._vclock)
+        ts = self._local.aware(wall) if wall is not None else None
         meta = Meta(self.source, lineno, ts, vllm.ranks_of(prefix))
         engine, self._engine = self._engine, None
         return vllm.parse_spec(text[at + len(marker) :], meta, engine)

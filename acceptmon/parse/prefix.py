@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from acceptmon.log_time import LocalTime
 from acceptmon.model import Ranks
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -85,18 +86,25 @@ def parse_prefix(prefix: str) -> Prefix:
 
 
 def epoch(ts: datetime | None) -> float | None:
-    """Log timestamps carry no zone; they are read as UTC so output is reproducible."""
-    return ts.replace(tzinfo=UTC).timestamp() if ts is not None else None
+    """Epoch seconds of a record time (aware since the parser applies the source's zone;
+    a naive one, which only hand-built records carry, is read as UTC)."""
+    if ts is None:
+        return None
+    return ts.timestamp() if ts.tzinfo is not None else ts.replace(tzinfo=UTC).timestamp()
 
 
 class PrefixCache:
-    """Memoise prefixes: consecutive lines share one per second and rank."""
+    """Memoise prefixes: consecutive lines share one per second and rank.
 
-    __slots__ = ("_cache", "_epochs")
+    Cached timestamps are already aware, in the zone of ``local`` (the source's).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_cache", "_epochs", "_local")
+
+    def __init__(self, local: LocalTime | None = None) -> None:
         self._cache: dict[str, Prefix] = {}
         self._epochs: dict[str, float | None] = {}
+        self._local = local or LocalTime()
 
     def get(self, prefix: str) -> Prefix:
         hit = self._cache.get(prefix)
@@ -104,8 +112,10 @@ class PrefixCache:
             if len(self._cache) >= 512:
                 self._cache.clear()
                 self._epochs.clear()
-            hit = self._cache[prefix] = parse_prefix(prefix)
-            self._epochs[prefix] = epoch(hit[0])
+            wall, ranks = parse_prefix(prefix)
+            ts = self._local.aware(wall) if wall is not None else None
+            hit = self._cache[prefix] = (ts, ranks)
+            self._epochs[prefix] = epoch(ts)
         return hit
 
     def epoch(self, prefix: str) -> float | None:

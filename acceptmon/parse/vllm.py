@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime, tzinfo
 
+from acceptmon.log_time import YEAR_SLACK
 from acceptmon.model import OUT_OF_RANGE, Meta, ParseError, SpecSample
 
 MARKERS = ("SpecDecoding metrics:", "Speculative metrics:")
@@ -31,38 +33,64 @@ _PROC = re.compile(r"\((?:\w+_)?(DP|TP)(\d{1,6})(?: pid=\d+)?\)")
 MAX_COUNT = 2.0**53
 
 
-class VllmClock:
-    """Give ``MM-DD HH:MM:SS`` timestamps a year.
+#: Where the year of a year-less line comes from: the latest "no later than" time
+#: (the file's modification time, or now), asked per line so a long-running
+#: agent crosses the new year with the log.
+Hint = Callable[[], "datetime | None"]
 
-    The year comes from a hint (the file's modification time, or a CLI flag)
-    for the first line; afterwards a month going backwards by more than six
-    months means the log crossed a new year.
+
+class VllmClock:
+    """Give ``MM-DD HH:MM:SS`` timestamps a year; the result is a naive wall time.
+
+    The first line's year is ``year`` if given (``--year``: exactly that year,
+    whatever its month). Otherwise it is the hint's, less one if the line would
+    then lie more than ``YEAR_SLACK`` after the hint (a line cannot be written
+    after its file was last modified). After the first line, a month going
+    backwards by more than six means the log crossed a new year (bounded by
+    the hint in the same way when there is no fixed year).
     """
 
-    __slots__ = ("_from_hint", "_last", "_year")
+    __slots__ = ("_fixed", "_hint", "_last", "_year", "zone")
 
-    def __init__(self, hint: datetime | None) -> None:
-        self._year = hint.year if hint else None
-        self._last = (hint.month, hint.day) if hint else (0, 0)
-        self._from_hint = hint is not None
+    def __init__(self, hint: Hint | datetime | None, year: int | None = None, zone: tzinfo = UTC) -> None:
+        self._hint: Hint = hint if callable(hint) else (lambda: hint)
+        self._fixed = year
+        self._year: int | None = None
+        self._last = 0
+        self.zone = zone
+
+    def _limit(self) -> datetime | None:
+        hint = self._hint()
+        if hint is None:
+            return None
+        wall = hint.astimezone(self.zone).replace(tzinfo=None) if hint.tzinfo is not None else hint
+        return wall + YEAR_SLACK
 
     def stamp(self, month: int, day: int, clock: tuple[int, int, int, int]) -> datetime | None:
         """Date a line from its month, day and (hour, minute, second, microsecond)."""
-        if self._year is None:
-            return None
-        if self._from_hint and (month, day) > self._last:
-            self._year -= 1  # the log began before the new year the hint lies in
-        elif month < self._last[0] - 6:
-            self._year += 1
-        self._from_hint = False
-        self._last = (month, day)
         try:
-            return datetime(self._year, month, day, *clock)
-        except ValueError:
+            wrap = self._year is not None and month < self._last - 6
+            if self._fixed is not None:
+                year = self._fixed if self._year is None else self._year + wrap
+            else:
+                limit = self._limit()
+                if limit is None:
+                    return None
+                year = limit.year if self._year is None else min(self._year + wrap, limit.year)
+                if year == limit.year and (month, day, clock) > (limit.month, limit.day, _clock(limit)):
+                    year -= 1
+            self._year, self._last = year, month
+            return datetime(year, month, day, *clock)
+        except ValueError:  # 29 Feb of a year without one, month 13, …
             return None
+
+
+def _clock(ts: datetime) -> tuple[int, int, int, int]:
+    return (ts.hour, ts.minute, ts.second, ts.microsecond)
 
 
 def timestamp(prefix: str, clock: VllmClock) -> datetime | None:
+    """The naive wall time of a vLLM prefix (the caller applies the source's zone)."""
     m = _PREFIX_TS.search(prefix)
     if m is None:
         return None

@@ -23,7 +23,7 @@ UPDATE = os.environ.get("ACCEPTMON_UPDATE_GOLDEN") == "1"
 def _run(case: str, fmt: str, capsys: pytest.CaptureFixture[str]) -> str:
     cfg_path = HERE / case / "config.yaml"
     cfg = yaml.safe_load(cfg_path.read_text()) if cfg_path.exists() else {}
-    argv = ["oneshot", "--format", fmt, "--name", case]
+    argv = ["oneshot", "--format", fmt, "--name", case, "--timezone", "UTC"]
     if "year" in cfg:
         argv += ["--year", str(cfg["year"])]
     assert main([*argv, str(HERE / case / "input.log")]) == 0

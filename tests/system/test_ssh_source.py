@@ -253,3 +253,29 @@ def test_read_remote_file_over_the_same_connection(sshd: SSHServer, tmp_path, po
     assert sshd.connection_count() == conns == 1
     by_alias = read_remote_file("testhost", str(cfg), 4096, settings=sshd.settings(), pool=pool)
     assert by_alias == cfg.read_bytes()
+
+
+def test_remote_zone_is_read_from_the_hosts_localtime_over_sftp(
+    sshd: SSHServer, tmp_path: Path, pool, sources, caplog: pytest.LogCaptureFixture
+) -> None:
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from acceptmon import log_time
+    from acceptmon.sources.ssh_remote import read_remote_file
+
+    log = tmp_path / "tz.log"
+    append(log, "x")
+    src = open_source(sources, sshd, log, pool)
+    reader = Reader(src)
+    reader.pump(lambda: reader.lines == ["x"], 10, "connected")
+    tz = log_time.source_zone(None, lambda path: read_remote_file(src, path, 1 << 20))
+    assert "cannot read the remote" not in caplog.text
+    assert log_time.zone_name(tz) == "the remote /etc/localtime"
+    with open("/etc/localtime", "rb") as f:
+        here = ZoneInfo.from_file(f)
+    for when in (datetime(2026, 1, 15, 12), datetime(2026, 7, 15, 12)):
+        assert when.replace(tzinfo=tz).utcoffset() == when.replace(tzinfo=here).utcoffset()
+    # A host without a readable zone file: UTC, with a warning naming the fix.
+    assert log_time.source_zone(None, lambda _path: read_remote_file(src, "/nonexistent", 100)) is UTC
+    assert "set 'timezone:'" in caplog.text

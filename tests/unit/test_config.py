@@ -66,3 +66,31 @@ def test_broken_files_are_clear_errors(tmp_path: Path, text: str, needle: str) -
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load(str(tmp_path / "absent.yaml"))
+
+
+def test_timezone_host_and_labels_are_checked_at_load() -> None:
+    with pytest.raises(ConfigError) as err:
+        from_mapping(
+            {
+                "sources": [
+                    {"path": "/a.log", "timezone": "Mars/Olympus"},
+                    {"path": "/b.log", "timezone": 5, "host": ""},
+                    {"path": "/c.log", "labels": {"rule": "x", "bad-name": "y"}},
+                ]
+            }
+        )
+    text = str(err.value)
+    assert "sources[0].timezone: unknown time zone 'Mars/Olympus'" in text
+    assert "sources[1].timezone: expected an IANA zone name" in text
+    assert "sources[1].host: expected a non-empty string" in text
+    assert "sources[2].labels: 'rule' is reserved" in text
+    assert "sources[2].labels: 'bad-name' is not a Prometheus label name" in text
+    cfg = from_mapping(
+        {"sources": [{"path": "/a.log", "timezone": "Asia/Kolkata", "host": "n1", "labels": {"team": "x"}}]}
+    )
+    src = cfg.sources[0]
+    assert (src.option("timezone"), src.option("host"), dict(src.option("labels"))) == (
+        "Asia/Kolkata",
+        "n1",
+        {"team": "x"},
+    )

@@ -49,7 +49,10 @@ def finding(**overrides: object) -> Finding:
             added=(("draft_config.rope_scaling", {"type": "yarn"}),),
             removed=(("cuda_graph_max_bs", 160),),
         ),
-        labels=(("host", "gpu-3"), ("model", "meta-llama/Llama-3.1-8B"), ("draft_model", "eagle3-8b")),
+        host="gpu-3",
+        model="meta-llama/Llama-3.1-8B",
+        draft_model="eagle3-8b",
+        labels=(("cluster", "eu-1"), ("team", "inference")),
     )
     return replace(base, **overrides)  # type: ignore[arg-type]
 
@@ -77,7 +80,9 @@ def test_firing_message_answers_the_on_call_questions() -> None:
         f"<!date^{int(NOW - 600)}^",
     ]:
         assert needle in text, needle
-    assert payload["text"].startswith("[CRITICAL] accept len drop on gpu-3: accept length 3.21 → 2.05")
+    assert payload["text"].startswith(
+        "[CRITICAL] accept len drop on gpu-3 (gpu-3:/var/log/sglang.log): accept length 3.21 → 2.05"
+    )
 
 
 def test_links_carry_the_time_range_around_the_change() -> None:
@@ -89,11 +94,18 @@ def test_links_carry_the_time_range_around_the_change() -> None:
 
 
 def test_resolved_message_is_short_and_says_how_long_it_lasted() -> None:
-    resolved = finding(active=False, resolved_at=datetime.fromtimestamp(NOW + 7200, UTC))
+    resolved = finding(
+        active=False,
+        resolved_at=datetime.fromtimestamp(NOW + 7200, UTC),
+        now_accept_len=3.18,
+        now_accept_rate=0.727,
+    )
     payload = build_slack_message(resolved, LINKS, NOW + 7200)
     assert validate_blocks(payload) == []
-    assert payload["blocks"][0]["text"]["text"] == "✅ RESOLVED: accept len drop on gpu-3"
-    assert payload["text"] == "[RESOLVED] accept len drop on gpu-3"
+    where = "gpu-3 (gpu-3:/var/log/sglang.log)"
+    assert payload["blocks"][0]["text"]["text"] == f"✅ RESOLVED: accept len drop on {where}"
+    assert payload["text"] == f"[RESOLVED] accept len drop on {where}: now accept len 3.18, accept rate 72.7%"
+    assert "Acceptance now: accept len 3.18, accept rate 72.7%" in all_text(payload)
     assert "after 2h 10m" in all_text(payload)
     assert "Config changes" not in all_text(payload)
 
@@ -104,7 +116,9 @@ def test_two_hundred_long_changed_keys_stay_within_limits() -> None:
         diff=ConfigDiff(changed=changed),
         summary="s" * 10_000,
         source="x" * 5000,
-        labels=(("host", "h" * 500), ("model", "m" * 5000), *((f"l{i}", "v" * 900) for i in range(30))),
+        host="h" * 500,
+        model="m" * 5000,
+        labels=tuple((f"l{i}", "v" * 900) for i in range(30)),
     )
     payload = build_slack_message(big, LINKS, NOW)
     assert validate_blocks(payload) == []

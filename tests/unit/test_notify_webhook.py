@@ -36,13 +36,20 @@ def test_payload_is_strict_json_with_the_whole_story() -> None:
         {"key": "b", "old": [1, [2, 3]], "new": {"x": "{4}"}},
     ]
     assert decoded["diff"]["added"] == [{"key": "c", "value": "2024-01-01 00:00:00+00:00"}]
-    assert decoded["labels"]["draft_model"] == "eagle3-8b"
+    assert (decoded["host"], decoded["model"], decoded["draft_model"]) == (
+        "gpu-3",
+        "meta-llama/Llama-3.1-8B",
+        "eagle3-8b",
+    )
+    assert decoded["labels"] == {"cluster": "eu-1", "team": "inference"}
     assert decoded["links"] == {"runbook": "https://w/accept_len_drop"}
 
 
 def test_resolved_payload() -> None:
-    payload = build_webhook_payload(finding(active=False, resolved_at=None, diff=None), Links(), NOW)
+    resolved = finding(active=False, resolved_at=None, diff=None, now_accept_len=3.1, now_accept_rate=0.7)
+    payload = build_webhook_payload(resolved, Links(), NOW)
     assert payload["state"] == "resolved"
+    assert payload["now"] == {"accept_len": 3.1, "accept_rate": 0.7}
     assert payload["diff"] == {"changed": [], "added": [], "removed": []}
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pytest
 
@@ -83,7 +83,7 @@ def parse(text: str):
 def test_prefix_styles(line: str, ts: datetime | None, ranks: dict[str, int]) -> None:
     rec = parse(line)
     assert isinstance(rec, DecodeSample)
-    assert rec.meta.ts == ts
+    assert rec.meta.ts == (ts.replace(tzinfo=UTC) if ts else None)  # wall time in the zone (UTC here)
     assert dict(rec.meta.ranks) == ranks
     assert (rec.accept_len, rec.accept_rate_printed, rec.running_req, rec.queue_req) == (2.87, 0.62, 12, 0)
 
@@ -177,7 +177,7 @@ def test_glued_lines_keep_the_complete_second_record() -> None:
     )
     assert isinstance(rec, DecodeSample)
     assert rec.accept_len == 2.87
-    assert rec.meta.ts == datetime(2026, 11, 30, 12, 0, 1)
+    assert rec.meta.ts == datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -97,8 +98,49 @@ def test_year_wrap_and_hint_before_new_year() -> None:
     first = p.parse(line.format("12-31"), 1)
     second = p.parse(line.format("01-01"), 2)
     assert isinstance(first, SpecSample) and isinstance(second, SpecSample)
-    assert first.meta.ts == datetime(2026, 12, 31, 23, 59, 59)
-    assert second.meta.ts == datetime(2027, 1, 1, 23, 59, 59)
+    assert first.meta.ts == datetime(2026, 12, 31, 23, 59, 59, tzinfo=UTC)
+    assert second.meta.ts == datetime(2027, 1, 1, 23, 59, 59, tzinfo=UTC)
+
+
+SPEC = "INFO {} [loggers.py:1] SpecDecoding metrics: Accepted: 5 tokens, Drafted: 10 tokens"
+
+
+def _ts(p: LineParser, stamp: str, lineno: int = 1) -> datetime | None:
+    rec = p.parse(SPEC.format(stamp), lineno)
+    assert isinstance(rec, SpecSample)
+    return rec.meta.ts
+
+
+def test_year_never_puts_a_line_after_the_file_mtime() -> None:
+    mtime = datetime(2027, 1, 3, 8, 0, tzinfo=UTC)
+    # 12-30 of 2027 would be eleven months after the file was last written: 2026.
+    assert _ts(LineParser("v", lambda: mtime), "12-30 12:00:01") == datetime(
+        2026, 12, 30, 12, 0, 1, tzinfo=UTC
+    )
+    # A line a few hours after the mtime (slack) keeps the mtime's year.
+    assert _ts(LineParser("v", lambda: mtime), "01-03 20:00:00") == datetime(2027, 1, 3, 20, tzinfo=UTC)
+
+
+def test_hint_is_asked_per_line_so_a_live_log_crosses_the_new_year() -> None:
+    now = [datetime(2026, 12, 31, 23, 59, tzinfo=UTC)]
+    p = LineParser("v", lambda: now[0])
+    assert _ts(p, "12-31 23:58:00") == datetime(2026, 12, 31, 23, 58, tzinfo=UTC)
+    now[0] = datetime(2027, 1, 1, 0, 1, tzinfo=UTC)
+    assert _ts(p, "01-01 00:00:30", 2) == datetime(2027, 1, 1, 0, 0, 30, tzinfo=UTC)
+
+
+def test_fixed_year_is_the_first_lines_year_whatever_its_month() -> None:
+    p = LineParser("v", None, UTC, 2025)
+    assert _ts(p, "03-01 10:00:00") == datetime(2025, 3, 1, 10, tzinfo=UTC)
+    p = LineParser("v", None, UTC, 2025)
+    assert _ts(p, "12-31 23:00:00") == datetime(2025, 12, 31, 23, tzinfo=UTC)
+    assert _ts(p, "01-01 01:00:00", 2) == datetime(2026, 1, 1, 1, tzinfo=UTC)
+
+
+def test_wall_time_is_read_in_the_sources_zone() -> None:
+    p = LineParser("v", lambda: datetime(2026, 7, 1, tzinfo=UTC), ZoneInfo("Asia/Kolkata"))
+    ts = _ts(p, "06-01 17:30:00")
+    assert ts is not None and ts.astimezone(UTC) == datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
 def test_engine_line_labels_the_next_spec_line() -> None:

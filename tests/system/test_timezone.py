@@ -1,0 +1,65 @@
+"""A host not on UTC: log times written in local wall-clock time are read in the host's zone.
+
+SGLang prints naive local time. The agent runs with ``TZ`` set to a zone with
+a whole-hour (Los Angeles) and a half-hour (Kolkata) offset; the log says
+"now" in that zone. The timestamp metric must be the real wall clock, and the
+stall rule (120 s of silence after busy intervals) must not mistake a fresh
+log for one silent for hours — while a genuinely old log next to it does stall,
+which proves the stall rule was evaluated against the wall clock.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from acceptmon import synth
+from tests.system.agentproc import AgentProcess, wait_for
+
+
+def _log(path: Path, end: datetime, n: int = 40) -> None:
+    """``n`` busy Decode lines, one a second, the last at wall time ``end`` (naive)."""
+    start = end - timedelta(seconds=n - 1)
+    lines = synth.startup(start - timedelta(seconds=30), 1)
+    lines += [synth.decode_line(start + timedelta(seconds=i), 2.4 + (i % 5) * 0.02, 10) for i in range(n)]
+    path.write_text("".join(line + "\n" for line in lines))
+
+
+def _stalled(agent: AgentProcess, source: str) -> bool:
+    findings = agent.api("/api/findings") or []
+    return any(f.get("rule") == "log_stalled" and f.get("source") == source for f in findings)
+
+
+@pytest.mark.parametrize("zone", ["America/Los_Angeles", "Asia/Kolkata"])
+def test_local_wall_clock_log_gives_real_timestamps_and_no_stall(tmp_path: Path, zone: str) -> None:
+    tz = ZoneInfo(zone)
+    wall_now = datetime.now(tz).replace(microsecond=0, tzinfo=None)
+    fresh, old = tmp_path / "fresh.log", tmp_path / "old.log"
+    _log(fresh, wall_now)
+    _log(old, wall_now - timedelta(hours=1))
+    written = time.time()
+    agent = AgentProcess(tmp_path / "state", [str(fresh), str(old)], env={"TZ": zone})
+    try:
+        name = "acceptmon_last_decode_timestamp_seconds"
+        wait_for(lambda: agent.metric(name, source=str(fresh)) is not None, 20, "no timestamp metric")
+        got = agent.metric(name, source=str(fresh))
+        assert got is not None
+        assert abs(got - written) < 5, f"{zone}: timestamp off by {got - written:+.0f} s"
+        old_ts = agent.metric(name, source=str(old))
+        assert old_ts is not None and abs(old_ts - (written - 3600)) < 5
+        # The hour-old log stalls against the wall clock; the fresh one never does.
+        wait_for(lambda: _stalled(agent, str(old)), 20, f"old log never stalled:\n{agent.stderr()}")
+        assert not _stalled(agent, str(fresh)), agent.api("/api/findings")
+        for f in agent.api("/api/findings") or []:
+            seen = datetime.fromisoformat(f["first_seen"])
+            assert seen.tzinfo is not None, f  # ISO 8601 with an offset
+            assert abs(seen.timestamp() - time.time()) < 30
+        assert f"log times are in {zone}" in agent.stderr()
+    finally:
+        agent.stop(signal.SIGKILL)
+    assert datetime.fromtimestamp(got, UTC).astimezone(tz).replace(tzinfo=None) == wall_now
