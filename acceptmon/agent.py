@@ -22,7 +22,7 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from acceptmon import log_time
+from acceptmon import log_time, redact
 from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.config import Config, SourceConfig
 from acceptmon.detect import DetectConfig, Detector
@@ -88,6 +88,7 @@ class Agent:
     def open(self) -> None:
         """Restore the checkpoint and open every configured source."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        redact.load_key(self.state_dir)
         saved = checkpoint.load(str(self.state_dir)) or {}
         if saved and saved.get("version") != CHECKPOINT_VERSION:
             log.warning("checkpoint version %s not understood; starting afresh", saved.get("version"))

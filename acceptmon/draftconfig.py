@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from acceptmon.redact import redact_text
+
 log = logging.getLogger("acceptmon.draftconfig")
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -59,5 +61,5 @@ def read_draft_config(draft_path: str, reader: FileReader = read_local) -> dict[
             log.warning("draft config %s is not valid JSON (%s); snapshot has no draft config", path, exc)
             return None
         return parsed if isinstance(parsed, dict) else None
-    log.info("no config.json found for draft model %s; snapshot has no draft config", draft_path)
+    log.info("no config.json found for draft model %s; snapshot has no draft config", redact_text(draft_path))
     return None

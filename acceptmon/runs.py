@@ -29,6 +29,7 @@ from acceptmon.model import (
     SpecParamsUpdate,
     SpecSettings,
 )
+from acceptmon.redact import redact_args
 
 #: Server args that differ on every start and say nothing about acceptance.
 VOLATILE_ARGS = frozenset({"random_seed"})
@@ -80,10 +81,13 @@ def snapshot(
     watched: dict[str, Any] | None = None,
     ignore: frozenset[str] = VOLATILE_ARGS,
 ) -> ConfigSnapshot:
-    kept = {k: v for k, v in args.items() if k not in ignore}
-    tree = {"args": kept, "draft": draft, "watched": watched or {}}
+    # Secrets go here at the latest (start lines are redacted as they are parsed already).
+    kept = redact_args({k: v for k, v in args.items() if k not in ignore})
+    draft = redact_args(draft) if draft is not None else None
+    watched = redact_args(watched or {})
+    tree = {"args": kept, "draft": draft, "watched": watched}
     digest = hashlib.sha256(json.dumps(tree, sort_keys=True, default=repr).encode()).hexdigest()
-    return ConfigSnapshot(server_args=kept, draft_config=draft, watched=watched or {}, hash=digest[:16])
+    return ConfigSnapshot(server_args=kept, draft_config=draft, watched=watched, hash=digest[:16])
 
 
 def diff(before: ConfigSnapshot, after: ConfigSnapshot) -> ConfigDiff:

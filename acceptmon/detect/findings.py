@@ -10,6 +10,7 @@ from typing import Any
 from acceptmon.detect.compare import Comparison, Level
 from acceptmon.detect.series import rate_from_len
 from acceptmon.model import ConfigDiff, Finding, Run
+from acceptmon.redact import is_redacted
 
 DROP = "acceptance_drop_after_change"
 COLLAPSED = "speculation_collapsed"
@@ -29,6 +30,18 @@ def change_key(source: str, baseline_run_id: str, run_id: str) -> str:
 def source_key(rule: str, source: str, run_id: str | None = None) -> str:
     """Keys of conditions that outlive a restart leave the run out, so a restart does not re-alert."""
     return f"{rule}:{source}" if run_id is None else f"{rule}:{source}:{run_id}"
+
+
+def without_secrets(diff: ConfigDiff | None) -> ConfigDiff | None:
+    """The diff minus keys whose values are redacted secrets: rotating an API key is never a
+    cause of an acceptance drop (a restart that changed only secrets is a plain restart)."""
+    if diff is None:
+        return None
+    return ConfigDiff(
+        changed=tuple(c for c in diff.changed if not (is_redacted(c[1]) or is_redacted(c[2]))),
+        added=tuple(a for a in diff.added if not is_redacted(a[1])),
+        removed=tuple(r for r in diff.removed if not is_redacted(r[1])),
+    )
 
 
 def compose(diffs: Sequence[ConfigDiff | None]) -> ConfigDiff | None:

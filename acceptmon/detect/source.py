@@ -23,6 +23,7 @@ from acceptmon.detect.findings import (
     drop_finding,
     simple_finding,
     source_key,
+    without_secrets,
 )
 from acceptmon.detect.series import (
     Head,
@@ -166,7 +167,7 @@ class SourceState:
             self.pending = []
         if run.previous_run_id is None:
             self.baseline, self.pending = None, []
-        self.pending.append(run.diff)
+        self.pending.append(without_secrets(run.diff))
         if len(self.pending) > MAX_PENDING:  # a crash loop: fold, composing is associative
             self.pending = [compose(self.pending)]
         self.book.resolve(source_key(DRIFT, self.source, old.run.run_id), self.last_ts)

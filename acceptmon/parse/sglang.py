@@ -23,6 +23,7 @@ from acceptmon.model import (
 )
 from acceptmon.parse.args import MAX_ARGS_CHARS, parse_args
 from acceptmon.parse.fields import Damaged, Kind, Value, convert, hybrid, loose, split_pairs
+from acceptmon.redact import redact_args
 
 DECODE = "Decode batch"
 PREFILL = "Prefill batch"
@@ -168,7 +169,7 @@ def parse_server_args(text: str, meta: Meta) -> ServerStart | ParseError:
     args = parse_args(text)
     if args is None:
         return ParseError(meta, "server_args: unreadable")
-    return ServerStart(meta=meta, args=args)
+    return ServerStart(meta=meta, args=redact_args(args))
 
 
 def parse_adaptive(text: str, meta: Meta) -> SpecParamsUpdate | ParseError:
