@@ -247,8 +247,15 @@ class Agent:
 
     # -- runs, configs, findings ---------------------------------------------------------
 
-    def _read_draft(self, source: str, draft_path: str) -> dict[str, Any] | None:
+    def _source_entry(self, source: str) -> tuple[SourceConfig, Source] | None:
+        """The configured source a record's ``source`` came from (a glob's is ``name:file``)."""
         entry = self.sources.get(source)
+        if entry is None:
+            entry = next((e for n, e in self.sources.items() if source.startswith(n + ":")), None)
+        return entry
+
+    def _read_draft(self, source: str, draft_path: str) -> dict[str, Any] | None:
+        entry = self._source_entry(source)
         return read_draft_config(draft_path, factory.host_reader(*entry) if entry else read_local)
 
     def _run_started(self, run: Run) -> None:

@@ -8,6 +8,7 @@ handed out but not yet committed and never skips one.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import logging
 import os
@@ -32,7 +33,13 @@ CHECKPOINT_VERSION = 1
 
 
 class LocalSource:
-    """Follows the files a path or glob names; see ``Source`` for the contract."""
+    """Follows the files a path or glob names; see ``Source`` for the contract.
+
+    A glob's files are unrelated series (two servers logging side by side),
+    so each matched file is its own ``source``: ``name:relative/path`` (the
+    path relative to the glob's fixed directory). A file's rotations stay
+    with it, so ``server.log`` and ``server.log.1`` are one source.
+    """
 
     def __init__(
         self,
@@ -87,14 +94,20 @@ class LocalSource:
         restored = self._restored or {}
         start_at_end = not self._from_beginning and self._restored is None
         for path in self._match():
-            self._followers[path] = PathFollower(path, self._cfg, self._stats, start_at_end=start_at_end)
+            self._followers[path] = self._follower(path, start_at_end=start_at_end)
         for path, entries in restored.items():
             f = self._followers.get(path)
             if f is None:
-                f = self._followers[path] = PathFollower(path, self._cfg, self._stats)
+                f = self._followers[path] = self._follower(path)
                 f.matched = self._matcher is None
             if isinstance(entries, dict):
                 resume(f, entries)
+
+    def _follower(self, path: str, *, start_at_end: bool = False) -> PathFollower:
+        cfg = self._cfg
+        if self._matcher is not None:
+            cfg = dataclasses.replace(cfg, source=file_source(self.name, self._matcher.directory, path))
+        return PathFollower(path, cfg, self._stats, start_at_end=start_at_end)
 
     def _match(self) -> list[str]:
         return [self.pattern] if self._matcher is None else self._matcher.match()
@@ -111,7 +124,7 @@ class LocalSource:
             if old is not None:
                 old.matched = True
                 continue
-            new = self._followers[path] = PathFollower(path, self._cfg, self._stats)
+            new = self._followers[path] = self._follower(path)
             self._take_renamed(new)
 
     def _take_renamed(self, new: PathFollower) -> None:
@@ -187,6 +200,12 @@ class LocalSource:
         for f in self._followers.values():
             f.close()
         self._pending.clear()
+
+
+def file_source(name: str, directory: str, path: str) -> str:
+    """The ``source`` of one file a glob matched: ``name:path-relative-to-the-glob's-directory``."""
+    rel = os.path.relpath(path, directory)
+    return f"{name}:{path if rel.startswith('..') else rel}"
 
 
 def _same(a: Chunk, b: Chunk) -> bool:
