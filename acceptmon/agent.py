@@ -21,6 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from acceptmon import checkpoint_schema
+from acceptmon.checkpoint_schema import Checkpoint, CheckpointInvalid
 from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.config import Config, SourceConfig
 from acceptmon.detect import DetectConfig, Detector
@@ -31,11 +33,12 @@ from acceptmon.runs import RunTracker
 from acceptmon.runstate import SnapshotStore
 from acceptmon.sources import checkpoint, factory
 from acceptmon.sources.base import Source, SourceHealth
+from acceptmon.statedir import ensure_private_dir
 from acceptmon.watched import WatchedFiles
 
 log = logging.getLogger("acceptmon.agent")
 
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = checkpoint_schema.VERSION
 
 
 class Agent:
@@ -47,6 +50,25 @@ class Agent:
         self.state_dir = Path(config.state_dir)
         self.snapshots = SnapshotStore(self.state_dir)
         self.watched = WatchedFiles(config.watch_files)
+        self._build_core()
+        self.sources: dict[str, tuple[SourceConfig, Source]] = {}
+        self.findings: list[Finding] = []
+        self.raised: Counter[tuple[str, str, str]] = Counter()
+        self._fired: set[str] = set()
+        self._overlong: dict[str, int] = {}
+        self.checkpoint_at: float | None = None
+        self.checkpoint_errors = 0
+        #: Checkpoints found unusable (corrupt or of the wrong shape) and moved aside.
+        self.checkpoint_discarded = 0
+        self._dirty = False
+        #: Whether the last step left unread data behind (then the loop does not sleep).
+        self.backlog = False
+        self.notify_worker: Any = None
+        self._saved: dict[str, Any] = {}
+
+    def _build_core(self) -> None:
+        """The stages that hold checkpointed state (rebuilt empty if a restore fails)."""
+        config = self.config
         self.tracker = RunTracker(
             draft_reader=self._read_draft if config.read_draft_config else None,
             watched_reader=self.watched.snapshot,
@@ -55,33 +77,21 @@ class Agent:
         self.detector = Detector(DetectConfig.from_dict(config.detect))
         self.pipeline.sinks.append(self.detector.observe)
         self.tracker.on_run_start.append(self._run_started)
-        self.sources: dict[str, tuple[SourceConfig, Source]] = {}
-        self.findings: list[Finding] = []
-        self.raised: Counter[tuple[str, str, str]] = Counter()
-        self._fired: set[str] = set()
-        self._overlong: dict[str, int] = {}
-        self.checkpoint_at: float | None = None
-        self.checkpoint_errors = 0
-        self._dirty = False
-        #: Whether the last step left unread data behind (then the loop does not sleep).
-        self.backlog = False
-        self.notify_worker: Any = None
-        self._saved: dict[str, Any] = {}
 
     # -- lifecycle -----------------------------------------------------------------------
 
     def open(self) -> None:
         """Restore the checkpoint and open every configured source."""
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        saved = checkpoint.load(str(self.state_dir)) or {}
-        if saved and saved.get("version") != CHECKPOINT_VERSION:
-            log.warning("checkpoint version %s not understood; starting afresh", saved.get("version"))
-            saved = {}
-        self._saved = saved.get("sources", {})
+        ensure_private_dir(self.state_dir)
+        try:
+            self.snapshots.prune()
+        except OSError as exc:
+            log.warning("cannot prune run snapshots in %s: %s", self.snapshots.root, exc.strerror)
+        saved = self._load_checkpoint()
         with self.lock:
-            self.pipeline.restore(saved.get("pipeline", {}))
-            self.tracker.restore(saved.get("runs", {}))
-            self._restore_findings(saved)
+            if saved is not None and not self._restore(saved):
+                self._discard(CheckpointInvalid("checkpoint", "could not be restored"))
+                self._build_core()
         # Log time as "now": the agent's own downtime must not look like a stalled log.
         self.evaluate(wall_clock=False)
         for cfg in self.config.sources:
@@ -91,6 +101,42 @@ class Agent:
         self.step()
         self.save_checkpoint()
         self._start_notifier()
+
+    def _load_checkpoint(self) -> Checkpoint | None:
+        """The checkpoint, validated as a whole; an unusable one is moved aside (first run then)."""
+        existed = os.path.exists(checkpoint.path_in(str(self.state_dir)))
+        raw = checkpoint.load(str(self.state_dir))  # moves unparsable JSON aside itself
+        if raw is None:
+            self.checkpoint_discarded += existed
+            return None
+        try:
+            return checkpoint_schema.parse(raw, self.detector.config)
+        except CheckpointInvalid as exc:
+            self._discard(exc)
+            return None
+
+    def _discard(self, exc: CheckpointInvalid) -> None:
+        self.checkpoint_discarded += 1
+        self._saved = {}
+        aside = checkpoint.move_aside(str(self.state_dir), "bad")
+        log.warning(
+            "checkpoint unusable (%s); moved to %s; starting as on a first run (positions and counters "
+            "dropped together)",
+            exc,
+            aside or "nowhere (could not rename it)",
+        )
+
+    def _restore(self, saved: Checkpoint) -> bool:
+        """Positions, counters, runs and findings from ``saved``; False if any part fails."""
+        try:
+            self.pipeline.restore(saved.pipeline)
+            self.tracker.restore(saved.runs)
+            self._restore_findings(saved)
+        except Exception as exc:
+            log.debug("restore failed: %s", type(exc).__name__)
+            return False
+        self._saved = saved.sources
+        return True
 
     def watch_dirs(self) -> list[str]:
         """Directories whose file events should wake the loop."""
@@ -218,20 +264,13 @@ class Agent:
         raised = [[*key, n] for key, n in sorted(self.raised.items())]
         return {"keys": sorted(self._fired & held), "raised": raised}
 
-    def _restore_findings(self, saved: dict[str, Any]) -> None:
+    def _restore_findings(self, saved: Checkpoint) -> None:
         """The detector's state, and what was announced of it: an open finding stays open across
         a restart (no false resolution) and is neither logged nor counted as new again."""
         current = [run for s in self.tracker.sources() if (run := self.tracker.current(s)) is not None]
-        self.detector.restore(saved.get("detector") or {}, current)
-        announced = saved.get("announced") or {}
-        try:
-            keys = {str(k) for k in announced.get("keys", [])}
-            raised = {(str(r), str(s), str(v)): int(n) for r, s, v, n in announced.get("raised", [])}
-        except (AttributeError, TypeError, ValueError):
-            log.warning("announced findings in the checkpoint unreadable; counting findings afresh")
-            keys, raised = set(), {}
-        self._fired = keys & {f.key for f in self.detector.findings()}
-        self.raised = Counter(raised)
+        self.detector.restore(saved.detector, current)
+        self._fired = set(saved.announced_keys) & {f.key for f in self.detector.findings()}
+        self.raised = Counter(saved.raised)
 
     def save_checkpoint(self) -> bool:
         try:

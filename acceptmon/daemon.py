@@ -21,7 +21,9 @@ log = logging.getLogger("acceptmon.daemon")
 def _metrics(agent: Agent) -> str:
     def extras() -> Any:
         yield from source_metrics(agent.health())
-        yield from checkpoint_metrics(agent.checkpoint_age(), agent.checkpoint_errors)
+        yield from checkpoint_metrics(
+            agent.checkpoint_age(), agent.checkpoint_errors, agent.checkpoint_discarded
+        )
         yield from finding_metrics(agent.findings, agent.raised)
         if agent.notify_worker is not None:
             from acceptmon.notify import OUTCOMES

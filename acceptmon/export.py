@@ -107,6 +107,11 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
     ),
     _g("acceptmon_checkpoint_age_seconds", "Seconds since the last successful checkpoint.", ()),
     _c("acceptmon_checkpoint_errors", "Checkpoints that could not be written (disk full, permissions).", ()),
+    _c(
+        "acceptmon_checkpoint_discarded",
+        "Checkpoints found unusable at start-up (corrupt or of the wrong shape), moved aside.",
+        (),
+    ),
     _g(
         "acceptmon_finding_active",
         "1 while a finding of this rule is firing for the source.",
