@@ -96,10 +96,10 @@ class Agent:
         self.evaluate(wall_clock=False)
         for cfg in self.config.sources:
             self._add_source(cfg)
-        # A source starts at its first poll; checkpoint right away so a crash
-        # before the first periodic save resumes from here, not from scratch.
-        self.step()
-        self.save_checkpoint()
+        # No reading here: a backlog is read by ``run`` in time-bounded steps, so the
+        # HTTP server answers and SIGTERM is honoured during catch-up. The first
+        # step is checkpointed right away by ``run`` (a source starts at its first poll).
+        self._dirty = True
         self._start_notifier()
 
     def _load_checkpoint(self) -> Checkpoint | None:
@@ -175,12 +175,20 @@ class Agent:
 
     # -- the loop ------------------------------------------------------------------------
 
-    def step(self, budget: int = 64) -> int:
-        """Poll every source once (at most ``budget`` chunks each); return lines processed."""
+    def step(self, budget: int = 64, seconds: float = 0.25) -> int:
+        """Poll every source (at most ``budget`` polls, or ``seconds``, each); return lines processed.
+
+        The time bound keeps a backlog from holding the loop: stop requests, periodic
+        checkpoints and reloads are looked at between steps.
+        """
         total = 0
         self.backlog = False
         for name, (_, source) in list(self.sources.items()):
+            deadline = time.monotonic() + seconds
             for _ in range(budget):
+                if total and time.monotonic() >= deadline:
+                    self.backlog = True
+                    break
                 chunks = source.poll()
                 if not chunks:
                     break
@@ -212,7 +220,8 @@ class Agent:
             if self.watched.changed():
                 self._watched_changed()
             if now >= next_eval:
-                self.evaluate()
+                # While catching up, "now" is the log's time: a backlog must not look stalled.
+                self.evaluate(wall_clock=not self.backlog)
                 next_eval = now + 1.0
             if now >= next_checkpoint and self._dirty:
                 self.save_checkpoint()

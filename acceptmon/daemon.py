@@ -90,8 +90,14 @@ def run(path: str | None, sources: list[str], overrides: dict[str, Any]) -> int:
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGHUP, on_hup)
-    agent.open()
+    # Serve first: opening is quick (the backlog is read by agent.run), but /healthz
+    # and /metrics must answer from the start.
     server = serve(agent)
+    try:
+        agent.open()
+    except BaseException:
+        server.stop()
+        raise
     watcher = _watch(agent)
     agent.reload_requested = lambda: _reload(agent, path, sources, overrides)  # type: ignore[method-assign]
     try:
