@@ -33,6 +33,7 @@ from acceptmon.runs import RunTracker
 from acceptmon.runstate import SnapshotStore
 from acceptmon.sources import checkpoint, factory
 from acceptmon.sources.base import Source, SourceHealth
+from acceptmon.sources.events import FileEvents
 from acceptmon.statedir import ensure_private_dir
 from acceptmon.watched import WatchedFiles
 
@@ -47,6 +48,8 @@ class Agent:
         self.clock = clock or SystemClock()
         self.lock = threading.RLock()
         self.waker = EventWaker()
+        #: Paths file events touched (filled by the daemon's watcher): quiet files are polled slowly.
+        self.events = FileEvents()
         self.state_dir = Path(config.state_dir)
         self.snapshots = SnapshotStore(self.state_dir)
         self.watched = WatchedFiles(config.watch_files)
@@ -148,7 +151,7 @@ class Agent:
         return sorted(dirs)
 
     def _add_source(self, cfg: SourceConfig) -> None:
-        source = factory.build(cfg, self.clock)
+        source = factory.build(cfg, self.clock, self.events)
         state = self._saved.get(cfg.name)
         if state:
             source.restore(state)

@@ -62,7 +62,7 @@ def _watch(agent: Agent) -> Any:
     """Wake the loop on file events (watchdog); polling stays the backstop."""
     from acceptmon.sources.watch import DirectoryWatcher
 
-    watcher = DirectoryWatcher(agent.waker)
+    watcher = DirectoryWatcher(agent.waker, events=agent.events)
     if not watcher.start():
         return None
     for directory in agent.watch_dirs():
