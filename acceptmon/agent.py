@@ -22,7 +22,8 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from acceptmon import log_time, redact
+from acceptmon import checkpoint_schema, log_time, redact
+from acceptmon.checkpoint_schema import Checkpoint, CheckpointInvalid
 from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.config import Config, SourceConfig
 from acceptmon.detect import DetectConfig, Detector
@@ -35,11 +36,13 @@ from acceptmon.runs import RunTracker
 from acceptmon.runstate import SnapshotStore
 from acceptmon.sources import checkpoint, factory
 from acceptmon.sources.base import Source, SourceHealth
+from acceptmon.sources.events import FileEvents
+from acceptmon.statedir import ensure_private_dir
 from acceptmon.watched import WatchedFiles
 
 log = logging.getLogger("acceptmon.agent")
 
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = checkpoint_schema.VERSION
 
 
 class Agent:
@@ -48,18 +51,12 @@ class Agent:
         self.clock = clock or SystemClock()
         self.lock = threading.RLock()
         self.waker = EventWaker()
+        #: Paths file events touched (filled by the daemon's watcher): quiet files are polled slowly.
+        self.events = FileEvents()
         self.state_dir = Path(config.state_dir)
         self.snapshots = SnapshotStore(self.state_dir)
         self.watched = WatchedFiles(config.watch_files)
-        self.tracker = RunTracker(
-            draft_reader=self._read_draft if config.read_draft_config else None,
-            watched_reader=self.watched.snapshot,
-        )
-        self._zones: dict[str, tzinfo] = {}
-        self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
-        self.detector = Detector(DetectConfig.from_dict(config.detect))
-        self.pipeline.sinks.append(self.detector.observe)
-        self.tracker.on_run_start.append(self._run_started)
+        self._build_core()
         self.sources: dict[str, tuple[SourceConfig, Source]] = {}
         self.findings: list[Finding] = []
         self.raised: Counter[tuple[str, str, str]] = Counter()
@@ -67,6 +64,8 @@ class Agent:
         self._overlong: dict[str, int] = {}
         self.checkpoint_at: float | None = None
         self.checkpoint_errors = 0
+        #: Checkpoints found unusable (corrupt or of the wrong shape) and moved aside.
+        self.checkpoint_discarded = 0
         self._dirty = False
         #: Whether the last step left unread data behind (then the loop does not sleep).
         self.backlog = False
@@ -82,32 +81,85 @@ class Agent:
         #: Host and user labels per source, stamped onto its findings.
         self.identities: dict[str, SourceIdentity] = {}
         self.history = HistoryFilter(time.time())
+        #: Set once ``open`` has restored the checkpoint: HTTP answers 503 before that.
+        self.restored = False
+
+    def _build_core(self) -> None:
+        """The stages that hold checkpointed state (rebuilt empty if a restore fails)."""
+        config = self.config
+        self.tracker = RunTracker(
+            draft_reader=self._read_draft if config.read_draft_config else None,
+            watched_reader=self.watched.snapshot,
+        )
+        self._zones: dict[str, tzinfo] = {}
+        self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
+        self.detector = Detector(DetectConfig.from_dict(config.detect))
+        self.pipeline.sinks.append(self.detector.observe)
+        self.tracker.on_run_start.append(self._run_started)
 
     # -- lifecycle -----------------------------------------------------------------------
 
     def open(self) -> None:
         """Restore the checkpoint and open every configured source."""
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(self.state_dir)
         redact.load_key(self.state_dir)
-        saved = checkpoint.load(str(self.state_dir)) or {}
-        if saved and saved.get("version") != CHECKPOINT_VERSION:
-            log.warning("checkpoint version %s not understood; starting afresh", saved.get("version"))
-            saved = {}
-        self._saved = saved.get("sources", {})
+        try:
+            self.snapshots.prune()
+        except OSError as exc:
+            log.warning("cannot prune run snapshots in %s: %s", self.snapshots.root, exc.strerror)
+        saved = self._load_checkpoint()
         with self.lock:
-            self.pipeline.restore(saved.get("pipeline", {}))
-            self.tracker.restore(saved.get("runs", {}))
-            self._restore_findings(saved)
+            if saved is not None and not self._restore(saved):
+                self._discard(CheckpointInvalid("checkpoint", "could not be restored"))
+                self._build_core()
             self.history.open_at_start(self.detector.findings())
-        # Log time as "now": the agent's own downtime must not look like a stalled log.
-        self.evaluate(wall_clock=False)
         for cfg in self.config.sources:
             self._add_source(cfg)
-        # A source starts at its first poll; checkpoint right away so a crash
-        # before the first periodic save resumes from here, not from scratch.
-        self.step()
-        self.save_checkpoint()
+        # Log time as "now": the agent's own downtime must not look like a stalled log.
+        # After the sources are added: findings carry their source's host and labels.
+        self.evaluate(wall_clock=False)
+        self.restored = True
+        # No reading here: a backlog is read by ``run`` in time-bounded steps, so the
+        # HTTP server answers and SIGTERM is honoured during catch-up. The first
+        # step is checkpointed right away by ``run`` (a source starts at its first poll).
+        self._dirty = True
         self._start_notifier()
+
+    def _load_checkpoint(self) -> Checkpoint | None:
+        """The checkpoint, validated as a whole; an unusable one is moved aside (first run then)."""
+        existed = os.path.exists(checkpoint.path_in(str(self.state_dir)))
+        raw = checkpoint.load(str(self.state_dir))  # moves unparsable JSON aside itself
+        if raw is None:
+            self.checkpoint_discarded += existed
+            return None
+        try:
+            return checkpoint_schema.parse(raw, self.detector.config)
+        except CheckpointInvalid as exc:
+            self._discard(exc)
+            return None
+
+    def _discard(self, exc: CheckpointInvalid) -> None:
+        self.checkpoint_discarded += 1
+        self._saved = {}
+        aside = checkpoint.move_aside(str(self.state_dir), "bad")
+        log.warning(
+            "checkpoint unusable (%s); moved to %s; starting as on a first run (positions and counters "
+            "dropped together)",
+            exc,
+            aside or "nowhere (could not rename it)",
+        )
+
+    def _restore(self, saved: Checkpoint) -> bool:
+        """Positions, counters, runs and findings from ``saved``; False if any part fails."""
+        try:
+            self.pipeline.restore(saved.pipeline)
+            self.tracker.restore(saved.runs)
+            self._restore_findings(saved)
+        except Exception as exc:
+            log.debug("restore failed: %s", type(exc).__name__)
+            return False
+        self._saved = saved.sources
+        return True
 
     def watch_dirs(self) -> list[str]:
         """Directories whose file events should wake the loop."""
@@ -119,7 +171,7 @@ class Agent:
         return sorted(dirs)
 
     def _add_source(self, cfg: SourceConfig) -> None:
-        source = factory.build(cfg, self.clock)
+        source = factory.build(cfg, self.clock, self.events)
         state = self._saved.get(cfg.name)
         if state:
             source.restore(state)
@@ -133,7 +185,12 @@ class Agent:
         """The zone of a source's log times, worked out once, at its first chunk."""
         tz = self._zones.get(name)
         if tz is None:
-            entry = self.sources.get(name)
+            configured = self._config_name(name)
+            entry = self.sources.get(configured) if configured else None
+            if configured and configured != name and configured in self.identities:
+                # One file of a glob: the series carries its source's host and labels.
+                self.identities[name] = self.identities[configured]
+                self.pipeline.store.hosts[name] = self.identities[configured].host
             if entry is None:
                 tz = log_time.host_zone()
             else:
@@ -169,12 +226,20 @@ class Agent:
 
     # -- the loop ------------------------------------------------------------------------
 
-    def step(self, budget: int = 64) -> int:
-        """Poll every source once (at most ``budget`` chunks each); return lines processed."""
+    def step(self, budget: int = 64, seconds: float = 0.25) -> int:
+        """Poll every source (at most ``budget`` polls, or ``seconds``, each); return lines processed.
+
+        The time bound keeps a backlog from holding the loop: stop requests, periodic
+        checkpoints and reloads are looked at between steps.
+        """
         total = 0
         self.backlog = False
         for name, (_, source) in list(self.sources.items()):
+            deadline = time.monotonic() + seconds
             for _ in range(budget):
+                if total and time.monotonic() >= deadline:
+                    self.backlog = True
+                    break
                 chunks = source.poll()
                 if not chunks:
                     break
@@ -219,7 +284,8 @@ class Agent:
             if self.watched.changed():
                 self._watched_changed()
             if now >= next_eval:
-                self.evaluate()
+                # While catching up, "now" is the log's time: a backlog must not look stalled.
+                self.evaluate(wall_clock=not self.backlog)
                 next_eval = now + 1.0
             if now >= next_checkpoint and self._dirty:
                 self.save_checkpoint()
@@ -312,20 +378,13 @@ class Agent:
         raised = [[*key, n] for key, n in sorted(self.raised.items())]
         return {"keys": sorted(self._fired & held), "raised": raised}
 
-    def _restore_findings(self, saved: dict[str, Any]) -> None:
+    def _restore_findings(self, saved: Checkpoint) -> None:
         """The detector's state, and what was announced of it: an open finding stays open across
         a restart (no false resolution) and is neither logged nor counted as new again."""
         current = [run for s in self.tracker.sources() if (run := self.tracker.current(s)) is not None]
-        self.detector.restore(saved.get("detector") or {}, current)
-        announced = saved.get("announced") or {}
-        try:
-            keys = {str(k) for k in announced.get("keys", [])}
-            raised = {(str(r), str(s), str(v)): int(n) for r, s, v, n in announced.get("raised", [])}
-        except (AttributeError, TypeError, ValueError):
-            log.warning("announced findings in the checkpoint unreadable; counting findings afresh")
-            keys, raised = set(), {}
-        self._fired = keys & {f.key for f in self.detector.findings()}
-        self.raised = Counter(raised)
+        self.detector.restore(saved.detector, current)
+        self._fired = set(saved.announced_keys) & {f.key for f in self.detector.findings()}
+        self.raised = Counter(saved.raised)
 
     def save_checkpoint(self) -> bool:
         try:
@@ -341,8 +400,15 @@ class Agent:
 
     # -- runs, configs, findings ---------------------------------------------------------
 
-    def _read_draft(self, source: str, draft_path: str) -> dict[str, Any] | None:
+    def _source_entry(self, source: str) -> tuple[SourceConfig, Source] | None:
+        """The configured source a record's ``source`` came from (a glob's is ``name:file``)."""
         entry = self.sources.get(source)
+        if entry is None:
+            entry = next((e for n, e in self.sources.items() if source.startswith(n + ":")), None)
+        return entry
+
+    def _read_draft(self, source: str, draft_path: str) -> dict[str, Any] | None:
+        entry = self._source_entry(source)
         return read_draft_config(draft_path, factory.host_reader(*entry) if entry else read_local)
 
     def _run_started(self, run: Run) -> None:
@@ -385,9 +451,16 @@ class Agent:
         self.findings = findings
         return findings
 
+    def _config_name(self, series: str) -> str | None:
+        """The configured source a series belongs to (a glob's files are ``name:file``)."""
+        if series in self.sources:
+            return series
+        return next((n for n in self.sources if series.startswith(n + ":")), None)
+
     def _identify(self, f: Finding) -> Finding:
         """The finding with its source's host and labels (the detector knows neither)."""
-        identity = self.identities.get(f.source)
+        configured = self._config_name(f.source)
+        identity = self.identities.get(f.source) or (self.identities.get(configured) if configured else None)
         if identity is None or (f.host == identity.host and f.labels == identity.labels):
             return f
         return replace(f, host=identity.host, labels=identity.labels)

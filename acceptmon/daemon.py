@@ -27,7 +27,7 @@ from acceptmon.health import (
 )
 from acceptmon.notify.config import NotifyConfigError
 from acceptmon.runstate import run_to_dict
-from acceptmon.server import ConnectionStats, HttpServer, json_route, metrics_route
+from acceptmon.server import ConnectionStats, HttpError, HttpServer, json_route, metrics_route
 from acceptmon.webconfig import WebConfig, WebConfigError, load_web_config
 
 log = logging.getLogger("acceptmon.daemon")
@@ -38,7 +38,9 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
         yield from source_metrics(agent.health())
         if http is not None:
             yield from http_metrics(http.snapshot(), http.open)
-        yield from checkpoint_metrics(agent.checkpoint_age(), agent.checkpoint_errors)
+        yield from checkpoint_metrics(
+            agent.checkpoint_age(), agent.checkpoint_errors, agent.checkpoint_discarded
+        )
         yield from reload_metrics(agent.reload_ok, agent.reload_at)
         yield from finding_metrics(agent.findings, agent.raised, agent.pipeline.store.hosts)
         if agent.notify_worker is not None:
@@ -67,10 +69,12 @@ def serve(agent: Agent, cfg: config_mod.Config | None = None) -> HttpServer:
     web = _web_config(cfg.web_config_file)
     stats = ConnectionStats()
     routes = {
-        "/metrics": metrics_route(lambda: _metrics(agent, stats)),
-        "/healthz": lambda: healthz(agent.last_progress, agent.pending(), agent.config.stall_after),
-        "/api/findings": json_route(lambda: [finding_json(f) for f in agent.findings]),
-        "/api/runs": json_route(lambda: _runs(agent)),
+        "/metrics": metrics_route(lambda: _metrics(_restored(agent), stats)),
+        "/healthz": lambda: healthz(
+            _restored(agent).last_progress, agent.pending(), agent.config.stall_after
+        ),
+        "/api/findings": json_route(lambda: [finding_json(f) for f in _restored(agent).findings]),
+        "/api/runs": json_route(lambda: _runs(_restored(agent))),
     }
     try:
         server = HttpServer(host, port, routes, web, stats=stats)
@@ -88,6 +92,14 @@ def serve(agent: Agent, cfg: config_mod.Config | None = None) -> HttpServer:
             server.port,
         )
     return server
+
+
+def _restored(agent: Agent) -> Agent:
+    """503 until the checkpoint is restored: empty counters would look like a reset to
+    Prometheus and a missing open finding like a resolution to Alertmanager."""
+    if not agent.restored:
+        raise HttpError(503, "starting: restoring the checkpoint\n")
+    return agent
 
 
 def _web_config(path: str | None) -> WebConfig | None:
@@ -112,7 +124,7 @@ def _watch(agent: Agent) -> Any:
     """Wake the loop on file events (watchdog); polling stays the backstop."""
     from acceptmon.sources.watch import DirectoryWatcher
 
-    watcher = DirectoryWatcher(agent.waker)
+    watcher = DirectoryWatcher(agent.waker, events=agent.events)
     if not watcher.start():
         return None
     for directory in agent.watch_dirs():

@@ -116,6 +116,11 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
     ),
     _g("acceptmon_checkpoint_age_seconds", "Seconds since the last successful checkpoint.", ()),
     _c("acceptmon_checkpoint_errors", "Checkpoints that could not be written (disk full, permissions).", ()),
+    _c(
+        "acceptmon_checkpoint_discarded",
+        "Checkpoints found unusable at start-up (corrupt or of the wrong shape), moved aside.",
+        (),
+    ),
     _g(
         "acceptmon_config_last_reload_successful",
         "1 if the last load or SIGHUP reload of the settings succeeded, 0 if it was refused.",

@@ -54,7 +54,7 @@ def source_metrics(health: Mapping[str, SourceHealth]) -> Iterator[Metric]:
     yield errors
 
 
-def checkpoint_metrics(age: float | None, errors: int) -> Iterator[Metric]:
+def checkpoint_metrics(age: float | None, errors: int, discarded: int = 0) -> Iterator[Metric]:
     age_fam = _fam("acceptmon_checkpoint_age_seconds")
     if age is not None:
         age_fam.add_metric([], age)
@@ -62,6 +62,9 @@ def checkpoint_metrics(age: float | None, errors: int) -> Iterator[Metric]:
     err = _fam("acceptmon_checkpoint_errors")
     err.add_metric([], float(errors))
     yield err
+    bad = _fam("acceptmon_checkpoint_discarded")
+    bad.add_metric([], float(discarded))
+    yield bad
 
 
 def reload_metrics(ok: bool, at: float) -> Iterator[Metric]:

@@ -8,14 +8,24 @@ the run starts, under ``<state_dir>/runs/`` so history survives restarts and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from acceptmon.model import ConfigDiff, ConfigSnapshot, Run, SpecSettings
+from acceptmon.statedir import write_private
+
+log = logging.getLogger("acceptmon.agent")
+
+#: Snapshots kept per source, and the oldest kept (days); history beyond is pruned.
+KEEP_RUNS = 200
+MAX_AGE_DAYS = 90.0
 
 
 def run_to_dict(run: Run) -> dict[str, Any]:
@@ -85,26 +95,62 @@ def run_from_dict(d: dict[str, Any]) -> Run:
 
 
 class SnapshotStore:
-    """One JSON file per run under ``<state_dir>/runs/<source-digest>/``."""
+    """One JSON file (0600) per run under ``<state_dir>/runs/<source-digest>/``.
 
-    def __init__(self, state_dir: str | os.PathLike[str]) -> None:
+    Bounded: each source keeps its last ``keep_runs`` snapshots, none older
+    than ``max_age_days`` (by file time: written when the run started).
+    """
+
+    def __init__(
+        self,
+        state_dir: str | os.PathLike[str],
+        keep_runs: int = KEEP_RUNS,
+        max_age_days: float = MAX_AGE_DAYS,
+    ) -> None:
         self.root = Path(state_dir) / "runs"
+        self.keep_runs = keep_runs
+        self.max_age_s = max_age_days * 86400
 
     def _dir(self, source: str) -> Path:
         return self.root / hashlib.sha256(source.encode()).hexdigest()[:16]
 
     def save(self, run: Run) -> None:
         folder = self._dir(run.source)
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{run.run_id}.tmp"
-        tmp.write_text(json.dumps(run_to_dict(run), default=repr))
-        os.replace(tmp, folder / f"{run.run_id}.json")
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.root.chmod(0o700)
+        write_private(folder / f"{run.run_id}.json", json.dumps(run_to_dict(run), default=repr).encode())
+        self._prune_folder(folder, time.time())
+
+    def prune(self, now: float | None = None) -> None:
+        """Apply the count and age bounds to every source's snapshots (at start-up)."""
+        if not self.root.is_dir():
+            return
+        for folder in self.root.iterdir():
+            if folder.is_dir():
+                self._prune_folder(folder, time.time() if now is None else now)
+
+    def _prune_folder(self, folder: Path, now: float) -> None:
+        files = _by_run_number(folder)
+        doomed = files[: max(0, len(files) - self.keep_runs)]
+        for path in files[len(doomed) :]:
+            try:
+                if now - path.stat().st_mtime > self.max_age_s:
+                    doomed.append(path)
+            except OSError:
+                continue
+        for path in doomed:
+            path.unlink(missing_ok=True)
+        if doomed:
+            log.info("pruned %d old run snapshots in %s", len(doomed), folder)
+        if len(doomed) == len(files):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
     def load(self, source: str, limit: int = 50) -> list[dict[str, Any]]:
         folder = self._dir(source)
         if not folder.is_dir():
             return []
-        files = sorted(folder.glob("r*.json"), key=lambda p: int(p.stem[1:]) if p.stem[1:].isdigit() else 0)
+        files = _by_run_number(folder)
         out = []
         for path in files[-limit:]:
             try:
@@ -112,3 +158,7 @@ class SnapshotStore:
             except (OSError, ValueError):
                 continue
         return out
+
+
+def _by_run_number(folder: Path) -> list[Path]:
+    return sorted(folder.glob("r*.json"), key=lambda p: int(p.stem[1:]) if p.stem[1:].isdigit() else 0)

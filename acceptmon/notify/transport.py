@@ -8,8 +8,11 @@ message or attributes might hold the URL.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import socket
 import ssl
+import threading
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Literal, Protocol
@@ -62,7 +65,12 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
 
 
 class HttpTransport:
-    """POSTs JSON to a secret URL with a timeout; never raises, never leaks the URL."""
+    """POSTs JSON to a secret URL within a deadline; never raises, never leaks the URL.
+
+    ``timeout_s`` bounds the whole request, not each socket read: a receiver
+    trickling a byte at a time would reset a socket timeout forever. When the
+    deadline passes, the connection is shut down under the reading thread.
+    """
 
     def __init__(self, url: Secret, timeout_s: float) -> None:
         self._url = url
@@ -90,11 +98,28 @@ class HttpTransport:
             "Idempotency-Key": delivery_id,
         }
         target = parts.path + (f"?{parts.query}" if parts.query else "")
+        expired = threading.Event()
+
+        def cut() -> None:
+            expired.set()
+            with contextlib.suppress(OSError, AttributeError):
+                conn.sock.shutdown(socket.SHUT_RDWR)  # wakes a blocked read
+
+        timer = threading.Timer(self._timeout, cut)
+        timer.daemon = True
+        timer.start()
         try:
             conn.request("POST", target or "/", body=body, headers=headers)
             resp = conn.getresponse()
             text = resp.read(4096).decode("utf-8", "replace").strip()
+            if expired.is_set():
+                return Response(None, f"no complete response within {self._timeout:g} s")
             detail = self._url.scrub(" ".join(text.split()))[:_MAX_DETAIL] or resp.reason
             return Response(resp.status, detail, resp.getheader("Retry-After"))
+        except Exception:
+            if expired.is_set():
+                return Response(None, f"no complete response within {self._timeout:g} s")
+            raise
         finally:
+            timer.cancel()
             conn.close()

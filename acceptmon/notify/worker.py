@@ -1,17 +1,21 @@
-"""The production driver: a daemon thread stepping the queues.
+"""The production driver: one daemon thread per channel, stepping its queue.
 
 All delivery logic lives in ``DeliveryQueue.step``; this only waits for the
-time it asks for, or until ``notify`` wakes it.
+time it asks for, or until ``notify`` wakes it. One thread per channel so a
+stalled receiver (bounded by the transport's whole-request deadline) delays
+only its own channel, never the others.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from acceptmon.clock import EventWaker, Waker
 from acceptmon.model import Finding
 from acceptmon.notify.notifier import Notifier
+from acceptmon.notify.queue import DeliveryQueue
 
 log = logging.getLogger("acceptmon.notify")
 
@@ -19,34 +23,49 @@ log = logging.getLogger("acceptmon.notify")
 class NotifyWorker:
     def __init__(self, notifier: Notifier, waker: Waker | None = None, idle_s: float = 5.0) -> None:
         self.notifier = notifier
-        self._waker = waker or EventWaker()
         self._idle_s = idle_s
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="acceptmon-notify", daemon=True)
+        queues = [c.queue for c in notifier.channels]
+        self._wakers: list[Waker] = [EventWaker() for _ in queues]
+        if waker is not None and queues:
+            self._wakers[0] = waker
+        self._threads = [
+            threading.Thread(target=self._run, args=(q, w), name=f"acceptmon-notify-{q.name}", daemon=True)
+            for q, w in zip(queues, self._wakers, strict=True)
+        ]
 
     def start(self) -> None:
-        self._thread.start()
+        for t in self._threads:
+            t.start()
 
     def notify(self, finding: Finding) -> None:
-        """Queue and wake the sender; returns after a local disk write."""
+        """Queue and wake the senders; returns after a local disk write."""
         self.notifier.notify(finding)
-        self._waker.wake()
+        for w in self._wakers:
+            w.wake()
 
-    def stop(self, timeout: float = 15.0) -> None:
-        """Stop after the request in flight (bounded by the HTTP timeout); pending stay on disk."""
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop within ``timeout`` in all (pending messages stay on disk).
+
+        A thread still in a request is a daemon thread, cut off by its deadline or
+        at exit; the unit's stop timeout (``TimeoutStopSec``) is never overrun here.
+        """
         self._stop.set()
-        self._waker.wake()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
+        for w in self._wakers:
+            w.wake()
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            if t.is_alive():
+                t.join(max(0.0, deadline - time.monotonic()))
 
-    def _run(self) -> None:
+    def _run(self, queue: DeliveryQueue, waker: Waker) -> None:
         while not self._stop.is_set():
             try:
-                wait = self.notifier.step()
+                wait = queue.step()
             except Exception as exc:  # keep sending whatever happens; log without the URL
                 log.error(
                     "notify: worker step failed: %s", self.notifier.scrub(f"{type(exc).__name__}: {exc}")
                 )
                 wait = self._idle_s
             if wait is None or wait > 0:
-                self._waker.wait(self._idle_s if wait is None else min(wait, self._idle_s))
+                waker.wait(self._idle_s if wait is None else min(wait, self._idle_s))

@@ -34,7 +34,7 @@ def save(state_dir: str, data: dict[str, Any]) -> None:
     text = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
     tmp = ""
     try:
-        os.makedirs(state_dir, exist_ok=True)
+        os.makedirs(state_dir, mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".checkpoint-", suffix=".tmp", dir=state_dir)
         with os.fdopen(fd, "wb") as f:
             f.write(text)
@@ -68,14 +68,29 @@ def load(state_dir: str, *, now: float | None = None) -> dict[str, Any] | None:
         reason = "not a JSON object"
     except ValueError as e:
         reason = str(e)
-    aside = f"{path}.corrupt-{int(time.time() if now is None else now)}"
+    aside = move_aside(state_dir, "corrupt", now=now)
+    if aside is None:
+        log.error("corrupt checkpoint %s (%s) and cannot move it aside", path, reason)
+    else:
+        log.error("corrupt checkpoint moved to %s (%s); starting without it", aside, reason)
+    return None
+
+
+def move_aside(state_dir: str, why: str, *, now: float | None = None) -> str | None:
+    """Rename the checkpoint to ``checkpoint.json.<why>-<timestamp>`` (kept for inspection)."""
+    path = path_in(state_dir)
+    stamp = int(time.time() if now is None else now)
+    aside = f"{path}.{why}-{stamp}"
+    n = 0
+    while os.path.exists(aside):
+        n += 1
+        aside = f"{path}.{why}-{stamp}.{n}"
     try:
         os.replace(path, aside)
     except OSError as e:
-        log.error("corrupt checkpoint %s (%s) and cannot move it aside: %s", path, reason, e.strerror)
+        log.error("cannot move checkpoint %s aside: %s", path, e.strerror)
         return None
-    log.error("corrupt checkpoint moved to %s (%s); starting without it", aside, reason)
-    return None
+    return aside
 
 
 def _fsync_dir(directory: str) -> None:

@@ -13,16 +13,19 @@ from typing import Any
 from acceptmon.clock import Clock
 from acceptmon.config import SourceConfig
 from acceptmon.sources.base import Source
+from acceptmon.sources.events import FileEvents
 
 #: Reads a file's bytes on the source's host; None when absent or unreadable.
 HostReader = Callable[[str], "bytes | None"]
 
 
-def build(cfg: SourceConfig, clock: Clock) -> Source:
+def build(cfg: SourceConfig, clock: Clock, events: FileEvents | None = None) -> Source:
     if cfg.kind == "file":
         from acceptmon.sources.local import LocalSource
 
-        return LocalSource(cfg.name, cfg.path, from_beginning=cfg.read_from_beginning, clock=clock)
+        return LocalSource(
+            cfg.name, cfg.path, from_beginning=cfg.read_from_beginning, clock=clock, events=events
+        )
     if cfg.kind == "ssh":
         from acceptmon.sources.ssh import SSHSource
 

@@ -8,6 +8,7 @@ handed out but not yet committed and never skips one.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import logging
 import os
@@ -20,6 +21,7 @@ from acceptmon.model import Chunk
 from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.context import FollowConfig, SourceStats
 from acceptmon.sources.drain import Emitted, read
+from acceptmon.sources.events import FileEvents
 from acceptmon.sources.filestream import Opener, default_opener, identity_of
 from acceptmon.sources.follow import PathFollower
 from acceptmon.sources.lines import MAX_LINE_BYTES
@@ -32,7 +34,13 @@ CHECKPOINT_VERSION = 1
 
 
 class LocalSource:
-    """Follows the files a path or glob names; see ``Source`` for the contract."""
+    """Follows the files a path or glob names; see ``Source`` for the contract.
+
+    A glob's files are unrelated series (two servers logging side by side),
+    so each matched file is its own ``source``: ``name:relative/path`` (the
+    path relative to the glob's fixed directory). A file's rotations stay
+    with it, so ``server.log`` and ``server.log.1`` are one source.
+    """
 
     def __init__(
         self,
@@ -48,6 +56,9 @@ class LocalSource:
         opener: Opener = default_opener,
         max_line: int = MAX_LINE_BYTES,
         max_pending: int = 100_000,
+        events: FileEvents | None = None,
+        quiet_after: float = 10.0,
+        backstop: float = 5.0,
     ) -> None:
         self.name = name
         self.pattern = pattern
@@ -61,6 +72,13 @@ class LocalSource:
         self._restored: dict[str, Any] | None = None
         self._started = False
         self._turn = 0
+        self._events = events
+        self._quiet_after = quiet_after
+        self._backstop = backstop
+        self._rescan_interval = rescan_interval
+        #: Per path: last change seen, last look, its directories, resolved path.
+        self._looks: dict[str, tuple[float, float, frozenset[str], str]] = {}
+        self._event_seq = 0
 
     def restore(self, state: dict[str, Any]) -> None:
         files = state.get("files") if state.get("version") == CHECKPOINT_VERSION else None
@@ -74,33 +92,76 @@ class LocalSource:
             self._start()
         else:
             self._rescan()
+        now = self._cfg.clock.monotonic()
+        touched: set[str] | None = None
+        if self._events is not None:
+            self._event_seq, touched = self._events.touched_since(self._event_seq)
         for f in list(self._followers.values()):
-            f.look()
+            self._look(f, now, touched)
         emitted = self._read_round()
         self._pending.extend(emitted)
         for path in [p for p, f in self._followers.items() if not f.matched and f.idle]:
             del self._followers[path]
+            self._looks.pop(path, None)
         return [c for c, _, _ in emitted]
+
+    def _look(self, f: PathFollower, now: float, touched: set[str] | None) -> None:
+        """Stat ``f`` if it may have changed: always without events, else when recently
+        active, named by an event, or at the slow backstop interval."""
+        if self._events is None:
+            f.look()
+            return
+        seen = self._looks.get(f.path)
+        if seen is not None and touched is not None and f.status == "ok" and f.current is not None:
+            changed_at, looked_at, dirs, real = seen
+            if (
+                now - changed_at >= self._quiet_after
+                and now - looked_at < self._backstop
+                and not f.detached
+                and dirs <= self._events.dirs()
+                and f.path not in touched
+                and real not in touched
+            ):
+                return
+        before = _signature(f)
+        f.look()
+        if seen is None or _signature(f) != before:
+            real = os.path.realpath(f.path)
+            dirs = frozenset((os.path.dirname(os.path.abspath(f.path)), os.path.dirname(real)))
+            self._looks[f.path] = (now, now, dirs, real)
+        else:
+            self._looks[f.path] = (seen[0], now, seen[2], seen[3])
 
     def _start(self) -> None:
         self._started = True
         restored = self._restored or {}
         start_at_end = not self._from_beginning and self._restored is None
         for path in self._match():
-            self._followers[path] = PathFollower(path, self._cfg, self._stats, start_at_end=start_at_end)
+            self._followers[path] = self._follower(path, start_at_end=start_at_end)
         for path, entries in restored.items():
             f = self._followers.get(path)
             if f is None:
-                f = self._followers[path] = PathFollower(path, self._cfg, self._stats)
+                f = self._followers[path] = self._follower(path)
                 f.matched = self._matcher is None
             if isinstance(entries, dict):
                 resume(f, entries)
+
+    def _follower(self, path: str, *, start_at_end: bool = False) -> PathFollower:
+        cfg = self._cfg
+        if self._matcher is not None:
+            cfg = dataclasses.replace(cfg, source=file_source(self.name, self._matcher.directory, path))
+        return PathFollower(path, cfg, self._stats, start_at_end=start_at_end)
 
     def _match(self) -> list[str]:
         return [self.pattern] if self._matcher is None else self._matcher.match()
 
     def _rescan(self) -> None:
-        if self._matcher is None or not self._matcher.changed():
+        if self._matcher is None:
+            return
+        # Directory events wake us when files come and go: the periodic rescan is only a backstop.
+        watched = self._events is not None and os.path.abspath(self._matcher.directory) in self._events.dirs()
+        self._matcher.interval = self._rescan_interval * (5 if watched else 1)
+        if not self._matcher.changed():
             return
         matched = set(self._matcher.match())
         for path, f in self._followers.items():
@@ -111,7 +172,7 @@ class LocalSource:
             if old is not None:
                 old.matched = True
                 continue
-            new = self._followers[path] = PathFollower(path, self._cfg, self._stats)
+            new = self._followers[path] = self._follower(path)
             self._take_renamed(new)
 
     def _take_renamed(self, new: PathFollower) -> None:
@@ -187,6 +248,17 @@ class LocalSource:
         for f in self._followers.values():
             f.close()
         self._pending.clear()
+
+
+def file_source(name: str, directory: str, path: str) -> str:
+    """The ``source`` of one file a glob matched: ``name:path-relative-to-the-glob's-directory``."""
+    rel = os.path.relpath(path, directory)
+    return f"{name}:{path if rel.startswith('..') else rel}"
+
+
+def _signature(f: PathFollower) -> tuple[object, ...]:
+    cur = f.current
+    return (f.status, len(f.detached), None if cur is None else (cur.identity, cur.size, cur.mtime_ns))
 
 
 def _same(a: Chunk, b: Chunk) -> bool:

@@ -32,7 +32,7 @@ class GlobMatcher:
         self.pattern = pattern
         self.directory = static_directory(pattern)
         self._clock = clock
-        self._interval = interval
+        self.interval = interval
         self._signature: tuple[int, int] | None = None
         self._next = 0.0
 
@@ -48,14 +48,19 @@ class GlobMatcher:
 
     def match(self) -> list[str]:
         self._signature = self._dir_signature()
-        self._next = self._clock.monotonic() + self._interval
+        self._next = self._clock.monotonic() + self.interval
         found = [p for p in glob.glob(self.pattern) if not is_compressed(p) and _is_file(p)]
         names = {os.path.basename(p) for p in found}
         return sorted(p for p in found if not _rotation_of_another(os.path.basename(p), names))
 
 
 def _rotation_of_another(name: str, names: set[str]) -> bool:
-    return any(other != name and is_rotated_name(other, name) for other in names)
+    """Whether a proper prefix of ``name`` is another match it is a rotation of.
+
+    Prefix lookups, not a scan of every other name: a glob over 2,000 files
+    must cost 2,000 checks per rescan, not four million.
+    """
+    return any(name[:k] in names and is_rotated_name(name[:k], name) for k in range(1, len(name)))
 
 
 def _is_file(path: str) -> bool:

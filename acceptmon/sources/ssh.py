@@ -159,7 +159,8 @@ class SSHSource:
             while len(self._fps) > _FP_MEMORY:
                 self._fps.popitem(last=False)
         self._health.bytes_read += sum(map(len, lines)) + len(lines)
-        self._buffer.put(Chunk(self.name, tuple(lines), lineno, end, path))
+        source = f"{self.name}:{posixpath.basename(path)}" if self.target.is_glob else self.name
+        self._buffer.put(Chunk(source, tuple(lines), lineno, end, path))
 
     def note(self, event: str, detail: str) -> None:
         self._health.note(event, detail)

@@ -22,6 +22,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 
 from acceptmon.clock import Waker
+from acceptmon.sources.events import FileEvents
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -30,19 +31,32 @@ _IGNORED = frozenset([EVENT_TYPE_OPENED, EVENT_TYPE_CLOSED_NO_WRITE])
 
 
 class _Wake(FileSystemEventHandler):
-    def __init__(self, waker: Waker) -> None:
+    def __init__(self, waker: Waker, events: FileEvents | None) -> None:
         self._waker = waker
+        self._events = events
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type not in _IGNORED:
-            self._waker.wake()
+        if event.event_type in _IGNORED:
+            return
+        if self._events is not None:
+            for path in (event.src_path, getattr(event, "dest_path", "")):
+                if path:
+                    self._events.record(os.fsdecode(path))
+        self._waker.wake()
 
 
 class DirectoryWatcher:
     """Watches directories (not recursively) and wakes ``waker`` on any change in them."""
 
-    def __init__(self, waker: Waker, *, observer_factory: Callable[[], Any] = Observer) -> None:
-        self._handler = _Wake(waker)
+    def __init__(
+        self,
+        waker: Waker,
+        *,
+        observer_factory: Callable[[], Any] = Observer,
+        events: FileEvents | None = None,
+    ) -> None:
+        self._events = events
+        self._handler = _Wake(waker, events)
         self._factory = observer_factory
         self._observer: Any = None
         self._watched: set[str] = set()
@@ -75,6 +89,8 @@ class DirectoryWatcher:
     def _schedule(self, directory: str) -> None:
         try:
             self._observer.schedule(self._handler, directory, recursive=False)
+            if self._events is not None:
+                self._events.watching(directory)
         except (OSError, RuntimeError) as e:
             self._watched.discard(directory)  # try again on a later add
             if directory not in self._failed:
@@ -82,6 +98,8 @@ class DirectoryWatcher:
                 log.warning("cannot watch %s (%s); polling it", directory, e)
 
     def stop(self) -> None:
+        if self._events is not None:
+            self._events.not_watching()
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)

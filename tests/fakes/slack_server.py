@@ -9,6 +9,7 @@ Each request takes the next mode from ``script`` (then ``default``):
   (``invalid_payload``, ``invalid_token``, ``channel_not_found``, ``channel_is_archived``)
 - ``slow``: hold the response past any sane client timeout, then 503
 - ``drop``: read the request and close the connection without answering
+- ``trickle``: a status line, then one header byte every ``trickle_s`` seconds, never finishing
 
 Requests to any path but the secret one get 404 ``no_service``, as Slack does.
 """
@@ -62,6 +63,7 @@ class FakeSlack:
         self.token = secrets.token_hex(12)
         self.path = f"/services/T0FAKE/B0FAKE/{self.token}"
         self.slow_s = slow_s
+        self.trickle_s = 2.0
         self.default = "ok"
         self.script: deque[str] = deque()
         self.requests: list[Received] = []
@@ -143,7 +145,22 @@ def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                 return
             if mode == "slow" and fake._closing.wait(fake.slow_s):
                 return
+            if mode == "trickle":
+                self._trickle()
+                return
             self._answer(mode)
+
+        def _trickle(self) -> None:
+            """A status line, then one header byte every ``trickle_s`` until closed: a socket
+            timeout is reset by every byte, only a whole-request deadline ends it."""
+            try:
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Trickle: ")
+                self.wfile.flush()
+                while not fake._closing.wait(fake.trickle_s):
+                    self.wfile.write(b"a")
+                    self.wfile.flush()
+            except OSError:
+                pass
 
         def _answer(self, mode: str) -> None:
             status, text, extra = _reply(mode)

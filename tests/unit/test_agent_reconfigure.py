@@ -43,6 +43,7 @@ def agent(tmp_path: Path) -> Iterator[Agent]:
     append(tmp_path / "server.log", synth.startup(NOW, 1) + decode(20, NOW))
     a = Agent(settings(tmp_path))
     a.open()
+    a.step()  # open() reads nothing: the backlog is read by steps
     yield a
     a.close()
 
@@ -87,7 +88,7 @@ def test_notifiers_are_rebuilt_and_a_failed_build_keeps_the_old_one(
     with pytest.raises(NotifyConfigError):
         agent.reconfigure(with_slack)
     assert agent.notify_worker is not None and agent.notify_worker.notifier is second.notifier
-    assert agent.notify_worker._thread.is_alive()
+    assert all(t.is_alive() for t in agent.notify_worker._threads)
     agent.reconfigure(settings(tmp_path))
     assert agent.notify_worker is None
 

@@ -71,6 +71,7 @@ def test_poison_line_is_contained_and_not_reread(tmp_path: Path, name: str) -> N
     lines = [server_args_line(T0), POISON[name], decode_line(T0, 2.0)]
     agent, log = _agent(tmp_path, lines)
     agent.open()
+    agent.step()
     metrics = serve_all(agent)
     assert _value(metrics, "acceptmon_decode_batches_total") == 1.0  # the good line after it counts
     assert _value(metrics, "acceptmon_lines_total") == 3.0
@@ -80,6 +81,7 @@ def test_poison_line_is_contained_and_not_reread(tmp_path: Path, name: str) -> N
         f.write(decode_line(T0, 2.5) + "\n")
     again = Agent(agent.config)
     again.open()
+    again.step()
     metrics = serve_all(again)
     assert _value(metrics, "acceptmon_decode_batches_total") == 2.0
     assert _value(metrics, "acceptmon_lines_total") == 4.0
@@ -300,6 +302,7 @@ def test_agent_progress_is_readable_without_the_lock(tmp_path: Path) -> None:
     agent, _ = _agent(tmp_path, [decode_line(T0, 2.0)])
     before = agent.last_progress
     agent.open()
+    agent.step()
     assert agent.last_progress >= before and not agent.pending()
     agent.close()
 
@@ -323,6 +326,7 @@ def test_healthz_route_answers_503_while_a_chunk_is_stuck(tmp_path: Path) -> Non
     log.write_text(decode_line(T0, 2.0) + "\n")
     agent = Agent(load(None, [str(log)], {"state_dir": str(tmp_path / "state"), "listen": "127.0.0.1:0"}))
     agent.open()
+    agent.step()
     server = daemon.serve(agent)
     url = f"http://127.0.0.1:{server.port}/healthz"
     try:

@@ -86,6 +86,7 @@ def test_agent_survives_hostile_records(lines: list[str]) -> None:
         agent = Agent(load(None, [str(log)], {"state_dir": str(Path(tmp) / "state")}))
         agent.open()
         agent.step()
+        agent.step()
         metrics = serve_all(agent)
         agent.close()
         lines_total = next(x for x in metrics.splitlines() if x.startswith("acceptmon_lines_total{"))

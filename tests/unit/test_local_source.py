@@ -194,7 +194,7 @@ def test_glob_picks_up_new_files_and_ignores_compressed_and_rotated(tmp_path: Pa
     clock.advance(10)  # the rescan backstop, whatever the directory mtime did
     chunks: list[Chunk] = src.poll()
     assert [(c.path, c.lines) for c in chunks] == [(str(tmp_path / "b.log"), ("b",))]
-    assert {c.source for c in chunks} == {"app"}
+    assert {c.source for c in chunks} == {"app:b.log"}  # each file a glob matches is its own source
 
 
 def test_file_renamed_within_the_glob_is_not_read_twice(tmp_path: Path) -> None:
