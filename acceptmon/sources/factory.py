@@ -55,12 +55,8 @@ def ssh_settings(cfg: SourceConfig) -> Any:
 def host_reader(cfg: SourceConfig, source: Source) -> HostReader:
     """Read files where the log lives: over the source's SSH connection, or locally."""
     if cfg.kind == "ssh":
-        from acceptmon.sources.ssh_remote import read_remote_file
-
-        def remote(path: str) -> bytes | None:
-            return read_remote_file(source, path, 1 << 20)  # type: ignore[arg-type]
-
-        return remote
+        # Never blocks: the source's worker thread fetched these before the lines that need them.
+        return source.remote_files.get  # type: ignore[attr-defined,no-any-return]
     from acceptmon.draftconfig import read_local
 
     return read_local

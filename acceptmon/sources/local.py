@@ -59,10 +59,11 @@ class LocalSource:
         events: FileEvents | None = None,
         quiet_after: float = 10.0,
         backstop: float = 5.0,
+        max_detached: int = 4,
     ) -> None:
         self.name = name
         self.pattern = pattern
-        self._cfg = FollowConfig(name, opener, clock, read_size, rotate_wait, max_line)
+        self._cfg = FollowConfig(name, opener, clock, read_size, rotate_wait, max_line, max_detached)
         self._stats = SourceStats()
         self._matcher = GlobMatcher(pattern, clock, rescan_interval) if glob.has_magic(pattern) else None
         self._from_beginning = from_beginning

@@ -121,7 +121,11 @@ class DoneFiles:
             if fd is None:
                 continue
             done = self.entries.get(identity)
-            if (done and _starts_with(fd, *done)) or any(_starts_with(fd, s.fp, s.fp_len) for s in followed):
+            if (
+                (done and _starts_with(fd, *done))
+                or any(_starts_with(fd, s.fp, s.fp_len) for s in followed)
+                or _copy_under_way(fd, st.st_size, followed)
+            ):
                 os.close(fd)
                 continue
             out.append((fd, path, st.st_mtime_ns))
@@ -143,6 +147,30 @@ class DoneFiles:
 
 def _fp(data: bytes) -> tuple[str, int]:
     return (fingerprint(data), len(data)) if data else ("", 0)
+
+
+def _copy_under_way(fd: int, size: int, followed: list[FileStream]) -> bool:
+    """Whether this sibling may be a copy still being written: empty, or a prefix of followed content.
+
+    copytruncate creates its copy empty and then fills it; taken for unread
+    content at that moment, it would be read whole and again by the stream
+    that moves to it after the truncate.
+    """
+    if size == 0:
+        return True
+    try:
+        head = os.pread(fd, min(size, FINGERPRINT_BYTES), 0)
+    except OSError:
+        return False
+    for s in followed:
+        if s.fd is None:
+            continue
+        try:
+            if os.pread(s.fd, len(head), 0) == head:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _starts_with(fd: int, fp: str, fp_len: int) -> bool:

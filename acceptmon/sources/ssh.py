@@ -19,7 +19,8 @@ from acceptmon.clock import Clock, SystemClock
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.ssh_buffer import ChunkBuffer
-from acceptmon.sources.ssh_conn import error_kind
+from acceptmon.sources.ssh_conn import Connection, error_kind
+from acceptmon.sources.ssh_fetch import RemoteFiles
 from acceptmon.sources.ssh_follow import Cursor, Follower
 from acceptmon.sources.ssh_health import HealthTracker
 from acceptmon.sources.ssh_names import glob_matches
@@ -58,6 +59,9 @@ class SSHSource:
         self._followers: dict[str, Follower] = {}
         self._next_glob = 0.0
         self._worker: HostWorker | None = None
+        self._conn: Connection | None = None
+        #: Files beside the log (zone, draft configs), fetched before the lines that need them.
+        self.remote_files = RemoteFiles()
         self._closed = False
         if not self.target.is_glob:
             self._add(self.target.path)
@@ -120,7 +124,10 @@ class SSHSource:
 
     # -- HostClient (worker thread) --------------------------------------------------------
 
-    def work(self, fs: SFTPFS, alive: Callable[[], bool]) -> bool:
+    def work(self, fs: SFTPFS, alive: Callable[[], bool], conn: Connection | None = None) -> bool:
+        self._conn = conn
+        if conn is not None:
+            self.remote_files.fetch_zone(conn)
         if self.target.is_glob and self._clock.monotonic() >= self._next_glob:
             self._expand(fs)
         more = False
@@ -159,6 +166,8 @@ class SSHSource:
             while len(self._fps) > _FP_MEMORY:
                 self._fps.popitem(last=False)
         self._health.bytes_read += sum(map(len, lines)) + len(lines)
+        if self._conn is not None:
+            self.remote_files.fetch_drafts(self._conn, lines)
         source = f"{self.name}:{posixpath.basename(path)}" if self.target.is_glob else self.name
         self._buffer.put(Chunk(source, tuple(lines), lineno, end, path))
 

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import logging
 
-import paramiko
-
 from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh_conn import ConnectError, Connection, connect
+from acceptmon.sources.ssh_fetch import read_over
 from acceptmon.sources.ssh_settings import SSHSettings, resolve
-from acceptmon.sources.ssh_sftpfs import SFTPFS
 from acceptmon.sources.ssh_url import SSHTarget, parse_ssh_url
 from acceptmon.sources.ssh_worker import DEFAULT_POOL, HostPool
 
@@ -39,7 +37,7 @@ def read_remote_file(
     if conn is None:
         return None
     try:
-        return _read(conn, path, max_bytes)
+        return read_over(conn, path, max_bytes)
     finally:
         if temporary:
             conn.close()
@@ -64,26 +62,3 @@ def _connection(
     except ConnectError as exc:
         log.warning("cannot read remote files from %s (%s): %s", source_or_host, exc.kind, exc)
         return None, False
-
-
-def _read(conn: Connection, path: str, max_bytes: int) -> bytes | None:
-    sftp: paramiko.SFTPClient | None = None
-    try:
-        sftp = paramiko.SFTPClient.from_transport(conn.transport)
-        if sftp is None:
-            return None
-        channel = sftp.get_channel()
-        if channel is not None:
-            channel.settimeout(30.0)
-        data = SFTPFS(sftp).read_small(path, max_bytes)
-        if data is None:
-            log.warning("remote file %s is larger than %d bytes; not read", path, max_bytes)
-        return data
-    except Exception as exc:  # a missing config.json must not stop tailing
-        log.warning(
-            "cannot read remote file %s: %s", path, getattr(exc, "strerror", None) or type(exc).__name__
-        )
-        return None
-    finally:
-        if sftp is not None:
-            sftp.close()

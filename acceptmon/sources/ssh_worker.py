@@ -28,7 +28,7 @@ Connector = Callable[[ConnParams, float], Connection]
 class HostClient(Protocol):
     """What a source offers its host's worker (called on the worker thread)."""
 
-    def work(self, fs: SFTPFS, alive: Callable[[], bool]) -> bool:
+    def work(self, fs: SFTPFS, alive: Callable[[], bool], conn: Connection | None = None) -> bool:
         """Bounded I/O for all its files; True if more is ready right away."""
         ...
 
@@ -130,7 +130,7 @@ class HostWorker:
         more = False
         for client in self._snapshot():
             try:
-                more = client.work(fs, conn.alive) or more
+                more = client.work(fs, conn.alive, conn) or more
             except Exception as exc:  # any failure here means the link is gone
                 self._drop("io", f"connection lost: {type(exc).__name__}")
                 log.debug("SSH I/O failure on %s", self._where(), exc_info=True)

@@ -231,6 +231,7 @@ def test_listening_beyond_loopback_without_a_web_config_warns_once(tmp_path: Pat
     wait_for(
         lambda: agent.alive() and "serving /metrics on http://" in agent.output(), 30, "agent never served"
     )
-    assert fetch(f"http://127.0.0.1:{port}/metrics")[0] == 200
+    # /metrics answers 503 until the checkpoint is restored, then 200.
+    wait_for(lambda: fetch(f"http://127.0.0.1:{port}/metrics")[0] == 200, 30, "/metrics never answered 200")
     warnings = [line for line in agent.output().splitlines() if " WARNING " in line]
     assert len(warnings) == 1 and "without a web config" in warnings[0], warnings
