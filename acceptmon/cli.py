@@ -44,8 +44,8 @@ def _oneshot(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from acceptmon import daemon
-    from acceptmon.config import ConfigError
+    from acceptmon.agent import daemon
+    from acceptmon.settings import ConfigError
 
     overrides = {"listen": args.listen, "state_dir": args.state_dir, "web_config_file": args.web_config_file}
     if args.from_end:
@@ -62,7 +62,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check_config(args: argparse.Namespace) -> int:
-    from acceptmon.config import ConfigError, load
+    from acceptmon.settings import ConfigError, load
 
     try:
         cfg = load(args.config, args.sources)
@@ -75,8 +75,8 @@ def _check_config(args: argparse.Namespace) -> int:
 
 
 def _notify_test(args: argparse.Namespace) -> int:
-    from acceptmon.config import ConfigError, load
     from acceptmon.notify import NotifyConfigError, parse_notify_config, send_test_message
+    from acceptmon.settings import ConfigError, load
 
     try:
         cfg = load(args.config, require_sources=False)

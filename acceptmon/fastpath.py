@@ -20,17 +20,30 @@ import re
 from collections.abc import Iterator
 from itertools import compress, repeat
 from operator import contains, itemgetter, not_
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from acceptmon.metrics.store import accept_len_range
 from acceptmon.model import DecodeSample, PrefillSample
 from acceptmon.parse.line import ENTRY, REQUEST, REQUEST_MARKERS, has_request
 from acceptmon.parse.sglang import DECODE, PREFILL
-from acceptmon.store import accept_len_range
 
 if TYPE_CHECKING:
-    from acceptmon.model import Chunk
+    from acceptmon.metrics.store import Store
+    from acceptmon.model import Chunk, Record
     from acceptmon.parse.line import LineParser
-    from acceptmon.pipeline import Pipeline
+    from acceptmon.runs import RunTracker
+
+
+class Pipeline(Protocol):
+    """What the bulk path needs of the pipeline it runs in (``acceptmon.pipeline.Pipeline``)."""
+
+    tracker: RunTracker
+    store: Store
+
+    def route(self, record: Record) -> None: ...
+
+    def contained(self, source: str, lineno: int, exc: Exception) -> None: ...
+
 
 #: Markers of lines that change run state (everything the parser knows but batches).
 EVENTS = re.compile(

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from acceptmon import fastpath
+from acceptmon.metrics.store import Store, accept_len_range
 from acceptmon.model import (
     EXCEPTION,
     OUT_OF_RANGE,
@@ -36,7 +37,6 @@ from acceptmon.model import (
 )
 from acceptmon.parse.line import LineParser
 from acceptmon.runs import RunTracker
-from acceptmon.store import Store, accept_len_range
 
 log = logging.getLogger("acceptmon.pipeline")
 

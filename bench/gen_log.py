@@ -6,7 +6,7 @@ import argparse
 import random
 from datetime import datetime, timedelta
 
-from acceptmon import synth
+from acceptmon.testing import synth
 
 
 def generate(path: str, lines: int, seed: int = 1) -> int:

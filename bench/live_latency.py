@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from bench.parse_throughput import MTAIL_PROGRAM
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -74,7 +74,7 @@ def make_sources(mode: str, spec: dict[str, Any]) -> list[Any]:
             return [PlainTail(f) for f in files]
         return [LocalSource(f"l{i}", f, clock=SystemClock()) for i, f in enumerate(files)]
     from acceptmon.sources.ssh import SSHSource
-    from acceptmon.sources.ssh_settings import SSHSettings
+    from acceptmon.sources.ssh.options import SSHSettings
 
     settings = SSHSettings(
         ssh_config=None,

@@ -19,11 +19,11 @@ from operator import add, sub
 from typing import Any
 
 from acceptmon.detect.config import DetectConfig
+from acceptmon.detect.rules import Drift, Persistence
 from acceptmon.detect.series import Head, Point, Sliding, Strata
 from acceptmon.detect.source import Baseline, RunData, SourceState
-from acceptmon.detect.watch import Drift, Persistence
 from acceptmon.model import ConfigDiff, Finding, Meta, Run, SpecSample
-from acceptmon.runstate import diff_from_dict, diff_to_dict, run_from_dict, run_to_dict
+from acceptmon.runs.codec import diff_from_dict, diff_to_dict, run_from_dict, run_to_dict
 
 VERSION = 1
 

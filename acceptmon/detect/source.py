@@ -25,6 +25,7 @@ from acceptmon.detect.findings import (
     source_key,
     without_secrets,
 )
+from acceptmon.detect.rules import Drift, Persistence, Transition, stall_reason
 from acceptmon.detect.series import (
     Head,
     Point,
@@ -37,7 +38,6 @@ from acceptmon.detect.series import (
     seconds,
     spec_point,
 )
-from acceptmon.detect.watch import Drift, Persistence, Transition, stall_reason
 from acceptmon.model import ConfigDiff, DecodeSample, Finding, Run, SpecSample, SpecSettings
 
 #: Open drop findings whose baselines are kept for the recovery check; the oldest beyond it is closed.

@@ -21,8 +21,8 @@ from datetime import UTC, datetime, tzinfo
 from acceptmon.log_time import LocalTime
 from acceptmon.model import DecodeSample, Meta, PrefillSample, Record, ServerReady, Shutdown
 from acceptmon.parse import sglang, vllm
+from acceptmon.parse.layouts import DecodeShapes, DecodeValues, PrefillShapes
 from acceptmon.parse.prefix import ANSI, PrefixCache
-from acceptmon.parse.shapes import DecodeShapes, DecodeValues, PrefillShapes
 
 #: Lines that dump a request (and may quote anything a user sent).
 REQUEST_MARKERS = ("Receive: obj=", "Finish: obj=", "Received request ", "Generated response ")

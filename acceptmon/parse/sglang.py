@@ -21,8 +21,8 @@ from acceptmon.model import (
     ServerStart,
     SpecParamsUpdate,
 )
-from acceptmon.parse.args import MAX_ARGS_CHARS, parse_args
 from acceptmon.parse.fields import Damaged, Kind, Value, convert, hybrid, loose, split_pairs
+from acceptmon.parse.server_args import MAX_ARGS_CHARS, parse_args
 from acceptmon.redact import redact_args
 
 DECODE = "Decode batch"

@@ -19,14 +19,14 @@ from typing import Any
 from acceptmon.clock import Clock
 from acceptmon.model import Chunk
 from acceptmon.sources.base import SourceHealth
-from acceptmon.sources.context import FollowConfig, SourceStats
-from acceptmon.sources.drain import Emitted, read
 from acceptmon.sources.events import FileEvents
-from acceptmon.sources.filestream import Opener, default_opener, identity_of
-from acceptmon.sources.follow import PathFollower
 from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.matching import GlobMatcher
-from acceptmon.sources.resume import resume
+from acceptmon.sources.tail.context import FollowConfig, SourceStats
+from acceptmon.sources.tail.drain import Emitted, read
+from acceptmon.sources.tail.follower import PathFollower
+from acceptmon.sources.tail.resume import resume
+from acceptmon.sources.tail.stream import Opener, default_opener, identity_of
 
 log = logging.getLogger("acceptmon.sources")
 

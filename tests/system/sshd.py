@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.sources.ssh_settings import SSHSettings
+from acceptmon.sources.ssh.options import SSHSettings
 from tests.system.tools import free_port
 
 SSHD = "/usr/sbin/sshd"

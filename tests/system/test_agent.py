@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from tests.fakes.slack_server import FakeSlack
 from tests.system.agentproc import AgentProcess, wait_for
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from tests.system.agentproc import AgentProcess, wait_for
 
 T0 = datetime(2026, 11, 28, 9, 0, 0)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from tests.conftest import ROOT
 from tests.system.sshd import free_port, wait_for
 from tests.system.tools import require_tool

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from tests.system.agentproc import AgentProcess, wait_for
 
 NOFILE = 64
@@ -126,7 +126,7 @@ def test_descriptor_limit_does_not_spin_and_recovers(tmp_path: Path) -> None:
 #: A server whose descriptors are all taken by files it cannot close (logs, SSH, ...).
 HOG = """
 import json, os, sys
-from acceptmon.server import HttpServer
+from acceptmon.agent.http import HttpServer
 server = HttpServer("127.0.0.1", 0, {"/healthz": lambda: ("text/plain", b"ok\\n")})
 server.start()
 print(server.port, flush=True)

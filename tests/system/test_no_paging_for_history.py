@@ -14,7 +14,7 @@ import socket
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from tests.fakes.slack_server import FakeSlack
 from tests.system.agentproc import AgentProcess, wait_for
 

@@ -6,7 +6,7 @@ import signal
 from datetime import datetime
 from pathlib import Path
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from tests.system.agentproc import AgentProcess, wait_for
 from tests.unit.test_hostile import INJECTIONS, POISON
 

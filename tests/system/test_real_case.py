@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from tests.system.sshd import free_port
 
 pytestmark = pytest.mark.system

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from tests.system.agentproc import AgentProcess, wait_for
 from tests.system.tools import free_port
 

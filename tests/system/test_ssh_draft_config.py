@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon import synth
-from acceptmon.sources.ssh_fetch import FETCH_DEADLINE
+from acceptmon.sources.ssh.fetch import FETCH_DEADLINE
+from acceptmon.testing import synth
 from tests.system.agentproc import AgentProcess, wait_for
 from tests.system.sshd import SSHServer, sshd
 

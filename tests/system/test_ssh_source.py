@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from acceptmon.sources.ssh import SSHSource
-from acceptmon.sources.ssh_remote import read_remote_file
-from acceptmon.sources.ssh_worker import HostPool
+from acceptmon.sources.ssh.remote import read_remote_file
+from acceptmon.sources.ssh.worker import HostPool
 from tests.system.sshd import SSHServer, keygen, sshd, sshd_stopped, wait_for
 
 pytestmark = pytest.mark.system
@@ -262,7 +262,7 @@ def test_remote_zone_is_read_from_the_hosts_localtime_over_sftp(
     from zoneinfo import ZoneInfo
 
     from acceptmon import log_time
-    from acceptmon.sources.ssh_remote import read_remote_file
+    from acceptmon.sources.ssh.remote import read_remote_file
 
     log = tmp_path / "tz.log"
     append(log, "x")

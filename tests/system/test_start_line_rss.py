@@ -16,7 +16,7 @@ import resource, sys
 from datetime import datetime
 from acceptmon.model import Chunk
 from acceptmon.pipeline import Pipeline
-from acceptmon.synth import decode_line, server_args_line
+from acceptmon.testing.synth import decode_line, server_args_line
 t = datetime(2026, 1, 1)
 size = int(sys.argv[1])
 start = server_args_line(t, blob=[0] * (size // 3)) if size else server_args_line(t)

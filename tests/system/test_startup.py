@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon import startup, synth
+from acceptmon import startup
+from acceptmon.testing import synth
 from tests.system.agentproc import AgentProcess, wait_for
 from tests.system.tools import free_port
 

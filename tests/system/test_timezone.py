@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from tests.system.agentproc import AgentProcess, wait_for
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from tests.system.agentproc import free_port
 from tests.system.tools import require_tool
 from tests.system.torture_writer import accept_len, running

@@ -24,7 +24,7 @@ import bcrypt
 import pytest
 import yaml
 
-from acceptmon import synth
+from acceptmon.testing import synth
 from tests.certs import Certs, make_certs
 from tests.system.agentproc import wait_for
 from tests.system.tools import free_port, require_tool

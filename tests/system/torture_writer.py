@@ -25,7 +25,7 @@ from types import FrameType
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from acceptmon import synth
+from acceptmon.testing import synth
 
 #: Accept lens chosen on histogram bounds and exact in binary, so sums compare exactly.
 ACCEPT_LENS = (1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0)

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from acceptmon import synth
 from acceptmon.agent import Agent
-from acceptmon.config import Config, from_mapping
 from acceptmon.detect.findings import FLOOR
 from acceptmon.notify import NotifyConfigError
+from acceptmon.settings import Config, from_mapping
+from acceptmon.testing import synth
 
 NOW = datetime(2026, 3, 1, 12, 0, 0)
 HOOK = "https://hooks.slack.com/services/T000/B000/reconfigure"
@@ -104,7 +104,7 @@ def _serves(port: int) -> bool:
 
 
 def test_same_port_on_another_host_address_is_rebound(agent: Agent, tmp_path: Path) -> None:
-    from acceptmon import daemon
+    from acceptmon.agent import daemon
     from tests.system.tools import free_port
 
     port = free_port()
@@ -121,7 +121,7 @@ def test_same_port_on_another_host_address_is_rebound(agent: Agent, tmp_path: Pa
 
 
 def test_an_address_that_cannot_be_bound_keeps_the_old_server(agent: Agent, tmp_path: Path) -> None:
-    from acceptmon import daemon
+    from acceptmon.agent import daemon
     from tests.system.tools import free_port
 
     port = free_port()

@@ -8,7 +8,6 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from acceptmon import synth
 from acceptmon.detect import Detector
 from acceptmon.labels import SourceIdentity, label_problems
 from acceptmon.model import Finding
@@ -18,6 +17,7 @@ from acceptmon.notify.slack import build_slack_message
 from acceptmon.notify.webhook import build_webhook_payload
 from acceptmon.oneshot import FindingLog
 from acceptmon.pipeline import Pipeline
+from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 30, 9, 0, 0)
 MODEL = synth.BASE_ARGS["model_path"]

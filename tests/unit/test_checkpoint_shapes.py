@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from acceptmon import synth
 from acceptmon.agent import Agent
-from acceptmon.config import Config, SourceConfig
-from acceptmon.daemon import _metrics
+from acceptmon.agent.daemon import _metrics
 from acceptmon.model import Run, SpecSettings
-from acceptmon.runstate import SnapshotStore
+from acceptmon.runs.codec import SnapshotStore
+from acceptmon.settings import Config, SourceConfig
+from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 28, 9, 0, 0)
 Doc = dict[str, Any]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.config import ConfigError, from_mapping, load
+from acceptmon.settings import ConfigError, from_mapping, load
 
 
 def test_command_line_sources_need_no_file() -> None:

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from acceptmon import config as config_mod
+from acceptmon import settings as config_mod
 from acceptmon.detect import findings
-from acceptmon.export import CATALOGUE, exposed_names
+from acceptmon.metrics.collect import CATALOGUE, exposed_names
 from acceptmon.notify import OUTCOMES
 from tests.conftest import ROOT
 
@@ -112,7 +112,7 @@ def test_expression_uses_known_metrics_and_labels(where: str, expr: str) -> None
     names = metric_names(expr)
     assert names, f"{where}: no metric in {expr!r}"
     unknown = names - exposed_names() - recorded() - PROMETHEUS_BUILTINS
-    assert not unknown, f"{where}: {sorted(unknown)} not in acceptmon.export nor recorded: {expr}"
+    assert not unknown, f"{where}: {sorted(unknown)} not in acceptmon.metrics.collect nor recorded: {expr}"
     assert label_names(expr) <= known_labels(), f"{where}: unknown label in {expr}"
 
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
+from acceptmon.detect.rules import Drift, Persistence, stall_reason
 from acceptmon.detect.series import Point
-from acceptmon.detect.watch import Drift, Persistence, stall_reason
 
 
 def _steps(p: Persistence, flags: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.export import render
+from acceptmon.metrics.collect import render
 from acceptmon.oneshot import read_chunks
 from acceptmon.pipeline import Pipeline
 from tests.conftest import ROOT, SAMPLES
@@ -67,7 +67,7 @@ def test_parity_with_prompts_injected_through_request_logs(tmp_path: Path) -> No
 def test_parity_when_chunks_cut_through_request_dumps(size: int) -> None:
     """A request dump's continuation may start in the next chunk: both paths carry its state."""
     from acceptmon.model import Chunk
-    from acceptmon.synth import decode_line, server_args_line
+    from acceptmon.testing.synth import decode_line, server_args_line
     from tests.unit.test_hostile import CONTINUATION, INJECTIONS, T0
 
     noise = "NCCL INFO Channel 00/04 : 0[0] -> 1[1] via P2P/IPC"

@@ -6,9 +6,9 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from acceptmon import synth
 from acceptmon.agent import Agent
-from acceptmon.config import Config, SourceConfig
+from acceptmon.settings import Config, SourceConfig
+from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 28, 9, 0, 0)
 

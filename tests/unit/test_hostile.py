@@ -10,18 +10,17 @@ from typing import Any
 
 import pytest
 
-from acceptmon import daemon
-from acceptmon.agent import Agent
-from acceptmon.config import load
-from acceptmon.export import render
-from acceptmon.findings_json import finding_json
-from acceptmon.health import healthz
+from acceptmon.agent import Agent, daemon
+from acceptmon.agent.health import healthz
+from acceptmon.agent.http import HttpError, json_route
+from acceptmon.metrics.collect import render
 from acceptmon.model import ParseError, ServerStart
-from acceptmon.parse.args import MAX_ARGS_CHARS, parse_args
+from acceptmon.notify.payload import finding_json
 from acceptmon.parse.line import LineParser
+from acceptmon.parse.server_args import MAX_ARGS_CHARS, parse_args
 from acceptmon.pipeline import Pipeline
-from acceptmon.server import HttpError, json_route
-from acceptmon.synth import decode_line, server_args_line
+from acceptmon.settings import load
+from acceptmon.testing.synth import decode_line, server_args_line
 
 T0 = datetime(2026, 1, 1)
 DIGITS = "9" * 4400

@@ -1,6 +1,6 @@
 """Generated hostile records through the whole agent: it keeps serving, nothing raises.
 
-Lines come from the format-exact builders in acceptmon.synth with one field
+Lines come from the format-exact builders in acceptmon.testing.synth with one field
 replaced by a hostile value (huge or non-finite numbers, odd literals), fed
 to ``Agent.step()`` from a real file; then everything the agent serves is
 rendered and the checkpoint written.
@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acceptmon.agent import Agent
-from acceptmon.config import load
-from acceptmon.synth import decode_line, prefill_line, server_args_line
+from acceptmon.settings import load
+from acceptmon.testing.synth import decode_line, prefill_line, server_args_line
 from tests.unit.test_hostile import SGL, VLLM, serve_all
 
 T0 = datetime(2026, 1, 1)

@@ -10,8 +10,8 @@ import pytest
 
 from acceptmon.clock import ManualClock
 from acceptmon.model import Chunk
-from acceptmon.sources.filestream import default_opener
 from acceptmon.sources.local import LocalSource
+from acceptmon.sources.tail.stream import default_opener
 
 WAIT = 5.0
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 import pytest
 
 from acceptmon import fastpath
-from acceptmon.parse import args, line, prefix, sglang, shapes, vllm
-from acceptmon.synth import decode_line
+from acceptmon.parse import layouts, line, prefix, server_args, sglang, vllm
+from acceptmon.testing.synth import decode_line
 
 N = 100_000
 
@@ -24,7 +24,7 @@ def _learned_decode() -> re.Pattern[str]:
     from datetime import datetime
 
     body = decode_line(datetime(2026, 1, 1), 2.0).split("Decode batch", 1)[1]
-    shape = shapes.compile_shape(body.replace("cuda graph: True", "cuda graph: True, odd: x"))
+    shape = layouts.compile_shape(body.replace("cuda graph: True", "cuda graph: True, odd: x"))
     assert shape is not None
     return re.compile(shape[0])
 
@@ -47,8 +47,8 @@ REGEXES: dict[str, tuple[re.Pattern[str], str]] = {
     "vllm._PREFIX_TS": (vllm._PREFIX_TS, "search"),
     "vllm._ENGINE": (vllm._ENGINE, "search"),
     "vllm._PROC": (vllm._PROC, "findall"),
-    "args._ANGLE_REPR": (args._ANGLE_REPR, "sub"),
-    "shapes.learned": (_learned_decode(), "fullmatch"),
+    "server_args._ANGLE_REPR": (server_args._ANGLE_REPR, "sub"),
+    "layouts.learned": (_learned_decode(), "fullmatch"),
 }
 
 #: Worst cases for backtracking: long blank runs after a start, near-matches repeated.

@@ -16,7 +16,7 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from acceptmon.server import HttpServer, Limits, Routes
+from acceptmon.agent.http import HttpServer, Limits, Routes
 from acceptmon.webconfig import TlsSettings, WebConfig
 from tests.certs import Certs, issue, make_certs
 from tests.system.agentproc import wait_for

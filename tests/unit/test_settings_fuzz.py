@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acceptmon.agent import Agent
+from acceptmon.agent import sources as factory
 from acceptmon.clock import ManualClock
-from acceptmon.config import _SOURCE_KEYS, _TOP_KEYS, ConfigError, load
 from acceptmon.detect import DetectConfig
 from acceptmon.notify import build_notifier, parse_notify_config
-from acceptmon.sources import factory
+from acceptmon.settings import _SOURCE_KEYS, _TOP_KEYS, ConfigError, load
 
 EXAMPLES = 1500
 TMP = Path(tempfile.mkdtemp(prefix="acceptmon-fuzz-"))

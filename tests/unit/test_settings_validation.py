@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from acceptmon.agent import sources as factory
 from acceptmon.clock import ManualClock
-from acceptmon.config import ConfigError, from_mapping
 from acceptmon.detect import DetectConfig
 from acceptmon.notify import check_notify_config
-from acceptmon.sources import factory
+from acceptmon.settings import ConfigError, from_mapping
 
 
 def problems(raw: dict[str, Any]) -> list[str]:
@@ -179,7 +179,7 @@ def test_an_internal_error_is_one_line_without_its_message(
 
 
 def test_an_alias_bomb_is_refused_without_expanding_it(tmp_path: Path) -> None:
-    from acceptmon.config import load
+    from acceptmon.settings import load
 
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]

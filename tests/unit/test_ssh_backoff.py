@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acceptmon.sources.ssh_backoff import Backoff
+from acceptmon.sources.ssh.backoff import Backoff
 
 
 def test_doubles_with_jitter_and_caps() -> None:

@@ -10,8 +10,8 @@ import pytest
 
 from acceptmon.clock import ManualClock
 from acceptmon.model import Position
-from acceptmon.sources.ssh_follow import Cursor, Follower
-from acceptmon.sources.ssh_names import Entry
+from acceptmon.sources.ssh.follow import Cursor, Follower
+from acceptmon.sources.ssh.names import Entry
 
 LOG = "/var/log/app.log"
 

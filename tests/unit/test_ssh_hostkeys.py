@@ -7,7 +7,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from acceptmon.sources.ssh_hostkeys import (
+from acceptmon.sources.ssh.hostkeys import (
     HostKeyPolicy,
     HostKeyRefused,
     check_host_key,

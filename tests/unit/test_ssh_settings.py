@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.sources.ssh_settings import SSHSettings, resolve
-from acceptmon.sources.ssh_url import SSHURLError, parse_ssh_url
+from acceptmon.sources.ssh.options import SSHSettings, resolve
+from acceptmon.sources.ssh.url import SSHURLError, parse_ssh_url
 
 CONFIG = """
 Host gpu*

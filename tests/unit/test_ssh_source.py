@@ -6,7 +6,7 @@ from typing import Any
 
 from acceptmon.clock import ManualClock
 from acceptmon.sources.ssh import SSHSource
-from acceptmon.sources.ssh_settings import SSHSettings
+from acceptmon.sources.ssh.options import SSHSettings
 from tests.unit.test_ssh_follow import LOG, FakeFS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from acceptmon.sources.ssh_url import SSHTarget, SSHURLError, parse_ssh_url
+from acceptmon.sources.ssh.url import SSHTarget, SSHURLError, parse_ssh_url
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from acceptmon.clock import ManualClock
-from acceptmon.sources.ssh_conn import ConnectError
-from acceptmon.sources.ssh_hostkeys import HostKeyPolicy
-from acceptmon.sources.ssh_settings import ConnParams, SSHSettings
-from acceptmon.sources.ssh_worker import HostWorker
+from acceptmon.sources.ssh.connect import ConnectError
+from acceptmon.sources.ssh.hostkeys import HostKeyPolicy
+from acceptmon.sources.ssh.options import ConnParams, SSHSettings
+from acceptmon.sources.ssh.worker import HostWorker
 
 PARAMS = ConnParams("gpu1", 22, "ops", (), False, HostKeyPolicy("/nonexistent"), 1.0, 0)
 
@@ -68,7 +68,7 @@ def rig() -> tuple[HostWorker, Client, ManualClock, list[Any]]:
 def test_failures_back_off_then_recover(rig, caplog: pytest.LogCaptureFixture) -> None:
     worker, client, clock, outcomes = rig
     outcomes += [ConnectError("unreachable", "refused")] * 4 + [FakeConn()]
-    caplog.set_level(logging.INFO, logger="acceptmon.sources.ssh_worker")
+    caplog.set_level(logging.INFO, logger="acceptmon.sources.ssh.worker")
     waits = []
     for _ in range(4):
         assert worker.run_once() is False

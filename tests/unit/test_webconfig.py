@@ -10,7 +10,7 @@ import bcrypt
 import pytest
 import yaml
 
-from acceptmon import config as config_mod
+from acceptmon import settings as config_mod
 from acceptmon.webconfig import BasicAuth, WebConfigError, load_web_config
 from tests.certs import Certs, make_certs
 from tests.conftest import ROOT

@@ -1,0 +1,65 @@
+"""``SourceConfig`` → a live ``Source``, and a file reader on the same host.
+
+Imports are deferred so that a deployment without, say, SSH sources never
+loads paramiko.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from acceptmon.clock import Clock
+from acceptmon.settings import SourceConfig
+from acceptmon.sources.base import Source
+from acceptmon.sources.events import FileEvents
+
+#: Reads a file's bytes on the source's host; None when absent or unreadable.
+HostReader = Callable[[str], "bytes | None"]
+
+
+def build(cfg: SourceConfig, clock: Clock, events: FileEvents | None = None) -> Source:
+    if cfg.kind == "file":
+        from acceptmon.sources.local import LocalSource
+
+        return LocalSource(
+            cfg.name, cfg.path, from_beginning=cfg.read_from_beginning, clock=clock, events=events
+        )
+    if cfg.kind == "ssh":
+        from acceptmon.runs.draft_config import candidates
+        from acceptmon.sources.ssh import SSHSource
+
+        source: Source = SSHSource(
+            cfg.name, cfg.path, ssh_settings(cfg), clock=clock, draft_candidates=candidates
+        )
+        return source
+    if cfg.kind == "journald":
+        from acceptmon.sources.journal import JournalSource
+
+        return JournalSource(
+            cfg.name, cfg.path.partition(":")[2], clock=clock, from_beginning=cfg.read_from_beginning
+        )
+    from acceptmon.sources.stdin import StreamSource
+
+    return StreamSource(cfg.name, sys.stdin.buffer)
+
+
+def ssh_settings(cfg: SourceConfig) -> Any:
+    """The loader has refused any problem ``from_options`` finds (``config.load``)."""
+    from acceptmon.sources.ssh.options import from_options
+
+    settings, problems = from_options(dict(cfg.options), f"{cfg.name}: ")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return settings
+
+
+def host_reader(cfg: SourceConfig, source: Source) -> HostReader:
+    """Read files where the log lives: over the source's SSH connection, or locally."""
+    if cfg.kind == "ssh":
+        # Never blocks: the source's worker thread fetched these before the lines that need them.
+        return source.remote_files.get  # type: ignore[attr-defined,no-any-return]
+    from acceptmon.runs.draft_config import read_local
+
+    return read_local

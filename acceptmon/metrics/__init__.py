@@ -1,0 +1,1 @@
+"""Stage 4a: records → running totals (``store``) → the metric catalogue and collector (``collect``)."""

@@ -1,0 +1,286 @@
+"""The one catalogue of metric names, and the collector that serves them.
+
+Dashboards, alert rules and tests all refer to names defined here (a test
+checks that they do). The collector reads the store at scrape time; nothing
+is copied into prometheus-client's own metric objects, so a scrape shows a
+consistent view and costs nothing between scrapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from acceptmon.metrics.store import ACCEPT_LEN_BUCKETS, SourceStats, Store
+
+MetricType = Literal["counter", "gauge", "histogram"]
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDef:
+    name: str
+    type: MetricType
+    help: str
+    labels: tuple[str, ...] = ("source",)
+
+
+def _c(name: str, help_: str, labels: tuple[str, ...] = ("source",)) -> MetricDef:
+    return MetricDef(name, "counter", help_, labels)
+
+
+def _g(name: str, help_: str, labels: tuple[str, ...] = ("source",)) -> MetricDef:
+    return MetricDef(name, "gauge", help_, labels)
+
+
+#: Counter names are given without the ``_total`` suffix prometheus-client adds.
+#: Metrics of the parsed logs: the same in one-shot output and on the agent.
+STORE_CATALOGUE: tuple[MetricDef, ...] = (
+    _c("acceptmon_lines", "Log lines read."),
+    _c(
+        "acceptmon_parse_errors",
+        "Lines that looked like records but could not be used, by kind "
+        "(malformed, overlong, out_of_range, too_large, exception).",
+        ("source", "kind"),
+    ),
+    _c("acceptmon_decode_batches", "SGLang Decode batch lines (one per logging interval and rank)."),
+    _c("acceptmon_prefill_batches", "SGLang Prefill batch lines."),
+    _c("acceptmon_spec_lines", "vLLM spec-decode metric lines."),
+    _c("acceptmon_server_starts", "Server starts (server_args lines)."),
+    _c("acceptmon_server_shutdowns", "Graceful server stops seen in the log."),
+    _c("acceptmon_server_crashes", "Scheduler crashes and SIGQUITs seen in the log."),
+    _c("acceptmon_ray_lost_samples", "Decode lines Ray de-duplicated away ([repeated Nx across cluster])."),
+    _c(
+        "acceptmon_spec_verify_rounds",
+        "Request verify rounds (SGLang: estimated as decode_log_interval x running requests).",
+    ),
+    _c("acceptmon_spec_emitted_tokens", "Tokens committed by verify rounds, bonus token included."),
+    _c("acceptmon_spec_accepted_tokens", "Draft tokens accepted (bonus excluded; exact for vLLM)."),
+    _c("acceptmon_spec_draft_tokens", "Draft tokens proposed (exact for vLLM)."),
+    MetricDef(
+        "acceptmon_spec_accept_length_intervals",
+        "histogram",
+        "Distribution of per-interval mean accept length (bonus token included).",
+    ),
+    _g("acceptmon_spec_accept_length", "Mean accept length of the last interval (bonus token included)."),
+    _g("acceptmon_spec_accept_rate", "Fraction of draft tokens accepted in the last interval (0-1)."),
+    _g("acceptmon_spec_accept_rate_printed", "accept rate as the server printed it (release-specific)."),
+    _g("acceptmon_running_requests", "Running requests at the last Decode line."),
+    _g("acceptmon_queued_requests", "Queued requests at the last Decode line."),
+    _g("acceptmon_token_usage_ratio", "KV-cache token usage at the last Decode line (0-1)."),
+    _g(
+        "acceptmon_gen_throughput_tokens_per_second", "Generation throughput printed at the last Decode line."
+    ),
+    _g(
+        "acceptmon_last_decode_timestamp_seconds",
+        "Log timestamp of the last Decode line (wall time read in the source's time zone).",
+    ),
+    _g(
+        "acceptmon_run_info",
+        "Current run of a source; speculative settings as labels (always 1).",
+        (
+            "source",
+            "host",
+            "run_id",
+            "model",
+            "draft_model",
+            "algorithm",
+            "num_steps",
+            "eagle_topk",
+            "num_draft_tokens",
+            "config_hash",
+        ),
+    ),
+)
+
+#: The live agent's own health, findings and notifications.
+AGENT_CATALOGUE: tuple[MetricDef, ...] = (
+    _g("acceptmon_source_up", "1 while the source can be read (file present and readable, host reachable)."),
+    _c("acceptmon_source_read_bytes", "Bytes read from the source since the agent started."),
+    _c("acceptmon_source_rotations", "Rotations (rename, delete and recreate) seen."),
+    _c("acceptmon_source_truncations", "Truncations (copytruncate) seen."),
+    _g("acceptmon_source_lag_bytes", "Bytes written to the source but not yet read (file size - offset)."),
+    _g("acceptmon_source_open_files", "Files the source holds open."),
+    _c(
+        "acceptmon_source_errors",
+        "Source errors by kind (permission_denied, unreachable, auth, host_key, ...).",
+        ("source", "kind"),
+    ),
+    _g("acceptmon_checkpoint_age_seconds", "Seconds since the last successful checkpoint.", ()),
+    _c("acceptmon_checkpoint_errors", "Checkpoints that could not be written (disk full, permissions).", ()),
+    _c(
+        "acceptmon_checkpoint_discarded",
+        "Checkpoints found unusable at start-up (corrupt or of the wrong shape), moved aside.",
+        (),
+    ),
+    _g(
+        "acceptmon_config_last_reload_successful",
+        "1 if the last load or SIGHUP reload of the settings succeeded, 0 if it was refused.",
+        (),
+    ),
+    _g(
+        "acceptmon_config_last_reload_success_timestamp_seconds",
+        "When the settings were last loaded or reloaded successfully (Unix time).",
+        (),
+    ),
+    _g(
+        "acceptmon_finding_active",
+        "1 while a finding of this rule is firing for the source.",
+        ("rule", "source", "severity", "host"),
+    ),
+    _c("acceptmon_findings", "Findings raised.", ("rule", "source", "severity")),
+    _c(
+        "acceptmon_notifications",
+        "Notifications by outcome (sent, retried, failed_permanent, dropped, deduped).",
+        ("notifier", "outcome"),
+    ),
+    _g("acceptmon_notify_queue_depth", "Notifications waiting to be delivered.", ("notifier",)),
+    _g(
+        "acceptmon_notify_oldest_pending_seconds",
+        "Age of the oldest undelivered notification.",
+        ("notifier",),
+    ),
+    _c(
+        "acceptmon_http_connections_rejected",
+        "HTTP connections closed unanswered by reason (limit, overloaded, head_timeout, write_timeout, "
+        "tls_error, fd_exhausted, bad_request).",
+        ("reason",),
+    ),
+    _g("acceptmon_http_open_connections", "HTTP connections open now (idle ones cost no thread).", ()),
+)
+
+CATALOGUE = STORE_CATALOGUE + AGENT_CATALOGUE
+
+BY_NAME = {m.name: m for m in CATALOGUE}
+
+_COUNTER_OF = {
+    "acceptmon_lines": "lines",
+    "acceptmon_decode_batches": "decode_batches",
+    "acceptmon_prefill_batches": "prefill_batches",
+    "acceptmon_spec_lines": "spec_lines",
+    "acceptmon_server_starts": "server_starts",
+    "acceptmon_server_shutdowns": "server_shutdowns",
+    "acceptmon_server_crashes": "server_crashes",
+    "acceptmon_ray_lost_samples": "ray_lost_samples",
+    "acceptmon_spec_verify_rounds": "verify_rounds",
+    "acceptmon_spec_emitted_tokens": "emitted_tokens",
+    "acceptmon_spec_accepted_tokens": "accepted_tokens",
+    "acceptmon_spec_draft_tokens": "draft_tokens",
+}
+_GAUGE_OF = {
+    "acceptmon_spec_accept_length": "accept_len",
+    "acceptmon_spec_accept_rate": "accept_rate",
+    "acceptmon_spec_accept_rate_printed": "accept_rate_printed",
+    "acceptmon_running_requests": "running_req",
+    "acceptmon_queued_requests": "queue_req",
+    "acceptmon_token_usage_ratio": "token_usage",
+    "acceptmon_gen_throughput_tokens_per_second": "gen_throughput",
+    "acceptmon_last_decode_timestamp_seconds": "last_decode_ts",
+}
+
+
+def exposed_names() -> set[str]:
+    """Every series name a scrape can contain (for dashboard/rule consistency tests)."""
+    names: set[str] = set()
+    for m in CATALOGUE:
+        if m.type == "counter":
+            names.add(m.name + "_total")
+        elif m.type == "histogram":
+            names.update({m.name + "_bucket", m.name + "_sum", m.name + "_count"})
+        else:
+            names.add(m.name)
+    return names
+
+
+def _run_labels(source: str, s: SourceStats, host: str = "") -> list[str]:
+    run = s.run
+    if run is None:
+        return [source, host, "", "", "", "", "", "", "", ""]
+    st = run.settings
+
+    def txt(v: object) -> str:
+        return "" if v is None else str(v)
+
+    cfg = run.config.hash if run.config else ""
+    return [
+        source,
+        host,
+        run.run_id,
+        txt(st.model_path),
+        txt(st.draft_model_path),
+        txt(st.algorithm),
+        txt(st.num_steps),
+        txt(st.eagle_topk),
+        txt(st.num_draft_tokens),
+        cfg,
+    ]
+
+
+def family(m: MetricDef) -> Metric:
+    if m.type == "counter":
+        return CounterMetricFamily(m.name, m.help, labels=m.labels)
+    if m.type == "gauge":
+        return GaugeMetricFamily(m.name, m.help, labels=m.labels)
+    return HistogramMetricFamily(m.name, m.help, labels=m.labels)
+
+
+def store_metrics(store: Store) -> Iterator[Metric]:
+    """Metric families for every source in ``store``, sorted for stable output."""
+    items = sorted(store.sources.items())
+    for m in STORE_CATALOGUE:
+        fam = family(m)
+        for source, s in items:
+            _add(fam, m, source, s, store.hosts.get(source, ""))
+        yield fam
+
+
+def _add(fam: Metric, m: MetricDef, source: str, s: SourceStats, host: str) -> None:
+    if m.name in _COUNTER_OF:
+        fam.add_metric([source], s.counters[_COUNTER_OF[m.name]])  # type: ignore[attr-defined]
+    elif m.name == "acceptmon_parse_errors":
+        for kind, n in s.error_kinds.items():
+            fam.add_metric([source, kind], n)  # type: ignore[attr-defined]
+    elif m.name in _GAUGE_OF:
+        value = s.gauges[_GAUGE_OF[m.name]]
+        if value is not None:
+            fam.add_metric([source], value)  # type: ignore[attr-defined]
+    elif m.type == "histogram":
+        if s.counters["accept_len_count"]:
+            cum, buckets = 0, []
+            for bound, n in zip(ACCEPT_LEN_BUCKETS, s.buckets, strict=True):
+                cum += n
+                buckets.append((repr(bound), cum))
+            buckets.append(("+Inf", int(s.counters["accept_len_count"])))
+            fam.add_metric([source], buckets, s.counters["accept_len_sum"])  # type: ignore[attr-defined]
+    elif m.name == "acceptmon_run_info" and s.run is not None:
+        fam.add_metric(_run_labels(source, s, host), 1.0)  # type: ignore[attr-defined]
+
+
+class StoreCollector(Collector):
+    """prometheus-client collector over our store plus any extra producers."""
+
+    def __init__(self, store: Store, extra: Iterable[Callable[[], Iterable[Metric]]] = ()) -> None:
+        self._store = store
+        self._extra = list(extra)
+
+    def collect(self) -> Iterator[Metric]:
+        yield from store_metrics(self._store)
+        for produce in self._extra:
+            yield from produce()
+
+
+def render(store: Store, extra: Iterable[Callable[[], Iterable[Metric]]] = ()) -> str:
+    """The text exposition, exactly as ``/metrics`` would serve it."""
+    from prometheus_client import generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StoreCollector(store, extra))
+    return generate_latest(registry).decode()

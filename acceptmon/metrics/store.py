@@ -1,0 +1,266 @@
+"""Per-source running totals, last values and a bounded window of samples.
+
+Everything here is O(1) per record and bounded per source, so the agent's
+memory stays flat however long it runs. Counters are plain numbers that are
+saved with the checkpoint, so they continue across restarts.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial, reduce
+from itertools import repeat
+from operator import add, itemgetter, mul, sub
+from typing import Any
+
+from acceptmon.model import (
+    MALFORMED,
+    PARSE_ERROR_KINDS,
+    DecodeSample,
+    PrefillSample,
+    Run,
+    SpecSample,
+    SpecSettings,
+)
+from acceptmon.parse.layouts import DecodeValues
+from acceptmon.parse.prefix import epoch
+from acceptmon.runs import normalised_rate
+
+#: Upper bounds of the accept-length histogram (1.05 catches "speculation off").
+ACCEPT_LEN_BUCKETS = (1.05, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0)
+
+COUNTERS = (
+    "lines",
+    "parse_errors",
+    "decode_batches",
+    "prefill_batches",
+    "spec_lines",
+    "server_starts",
+    "server_shutdowns",
+    "server_crashes",
+    "ray_lost_samples",
+    "verify_rounds",
+    "emitted_tokens",
+    "accepted_tokens",
+    "draft_tokens",
+    "accept_len_sum",
+    "accept_len_count",
+)
+
+GAUGES = (
+    "accept_len",
+    "accept_rate",
+    "accept_rate_printed",
+    "running_req",
+    "queue_req",
+    "token_usage",
+    "gen_throughput",
+    "last_decode_ts",
+)
+
+
+@dataclass
+class SourceStats:
+    """Everything the exporter shows about one source."""
+
+    counters: dict[str, float] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0.0))
+    buckets: list[int] = field(default_factory=lambda: [0] * len(ACCEPT_LEN_BUCKETS))
+    gauges: dict[str, float | None] = field(default_factory=lambda: dict.fromkeys(GAUGES))
+    run: Run | None = None
+    #: vLLM v0 prints counts since start; remember the last to take deltas.
+    v0_last: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: ``counters["parse_errors"]`` split by kind (model.PARSE_ERROR_KINDS).
+    error_kinds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARSE_ERROR_KINDS, 0.0))
+
+    def count_error(self, kind: str, n: int = 1) -> None:
+        self.counters["parse_errors"] += n
+        self.error_kinds[kind if kind in self.error_kinds else MALFORMED] += n
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "error_kinds": self.error_kinds,
+            "counters": self.counters,
+            "buckets": self.buckets,
+            "gauges": self.gauges,
+            "v0_last": self.v0_last,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SourceStats:
+        stats = cls()
+        stats.counters.update({k: float(v) for k, v in data.get("counters", {}).items() if k in COUNTERS})
+        saved = data.get("buckets", [])
+        if len(saved) == len(ACCEPT_LEN_BUCKETS):
+            stats.buckets = [int(v) for v in saved]
+        stats.gauges.update({k: v for k, v in data.get("gauges", {}).items() if k in GAUGES})
+        stats.v0_last = {k: (int(v[0]), int(v[1])) for k, v in data.get("v0_last", {}).items()}
+        kinds = data.get("error_kinds", {})
+        stats.error_kinds.update({k: float(v) for k, v in kinds.items() if k in PARSE_ERROR_KINDS})
+        # Checkpoints from before the split: the unattributed rest was malformed lines.
+        rest = stats.counters["parse_errors"] - sum(stats.error_kinds.values())
+        if rest > 0:
+            stats.error_kinds[MALFORMED] += rest
+        return stats
+
+
+def accept_len_range(settings: SpecSettings) -> tuple[float, float] | None:
+    """Physically possible accept lengths for a run: 1 (nothing accepted) to draft
+    tokens + 1 (all accepted, bonus included), with room for ``:.2f`` rounding.
+    None when the run's draft settings are unknown."""
+    slots = settings.slots
+    if slots is None:
+        return None
+    return 0.995, slots + 1.005
+
+
+def _observe_len(s: SourceStats, accept_len: float) -> None:
+    s.gauges["accept_len"] = accept_len
+    s.counters["accept_len_sum"] += accept_len
+    s.counters["accept_len_count"] += 1
+    i = bisect_left(ACCEPT_LEN_BUCKETS, accept_len)
+    if i < len(ACCEPT_LEN_BUCKETS):
+        s.buckets[i] += 1  # above the last bound only +Inf (the count) holds it
+
+
+class Store:
+    """Aggregates records into ``SourceStats``, one per source."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, SourceStats] = {}
+        #: The host each source's log is on (the ``host`` label); empty when not known (oneshot).
+        self.hosts: dict[str, str] = {}
+
+    def stats(self, source: str) -> SourceStats:
+        s = self.sources.get(source)
+        if s is None:
+            s = self.sources[source] = SourceStats()
+        return s
+
+    def decode(self, sample: DecodeSample, settings: SpecSettings) -> None:
+        values = (
+            sample.running_req,
+            sample.queue_req,
+            sample.gen_throughput,
+            sample.token_usage,
+            sample.accept_len,
+            sample.accept_rate_printed,
+            sample.repeated,
+        )
+        self.decode_values(self.stats(sample.meta.source), settings, values, epoch(sample.meta.ts))
+
+    def decode_values(
+        self, s: SourceStats, settings: SpecSettings, v: DecodeValues, ts: float | None
+    ) -> None:
+        """The one place Decode arithmetic happens (records and the fast path both land here)."""
+        running, queue, throughput, usage, al, printed, repeated = v
+        c, g = s.counters, s.gauges
+        c["decode_batches"] += 1
+        if repeated > 1:
+            c["ray_lost_samples"] += repeated - 1
+        g["running_req"] = running
+        g["queue_req"] = queue
+        g["gen_throughput"] = throughput
+        g["token_usage"] = usage
+        if ts is not None:
+            g["last_decode_ts"] = ts
+        if al is None:
+            return
+        slots = settings.slots
+        g["accept_rate"] = normalised_rate(al, settings) if slots else None
+        g["accept_rate_printed"] = printed
+        _observe_len(s, al)
+        # SGLang sums over one log interval: forward_ct ≈ interval × #running-req.
+        rounds = float(settings.decode_log_interval * running)
+        c["verify_rounds"] += rounds
+        c["emitted_tokens"] += rounds * al
+        if slots is not None:
+            c["accepted_tokens"] += rounds * max(0.0, al - 1.0)
+            c["draft_tokens"] += rounds * slots
+
+    def decode_rows(
+        self,
+        s: SourceStats,
+        settings: SpecSettings,
+        rows: list[tuple[str, ...]],
+        order: tuple[int | None, ...],
+        last_ts: float | None,
+    ) -> None:
+        """``decode_values`` for many rows at once, with the very same float operations.
+
+        ``rows`` are regex groups and ``order`` their 1-based positions. Sums are
+        folded left to right from the running total (``reduce``), as the
+        per-line path adds them, so both paths give bit-identical output.
+        """
+        r, q, t, u, a, p, rep = (None if i is None else i - 1 for i in order)
+        c, g = s.counters, s.gauges
+        c["decode_batches"] += len(rows)
+        reps = list(map(itemgetter(rep), rows))
+        if any(reps):
+            lost = (n - 1 for n in map(int, filter(None, reps)) if n > 1)
+            c["ray_lost_samples"] = reduce(add, lost, c["ray_lost_samples"])
+        last = rows[-1]
+        running = list(map(int, map(itemgetter(r), rows)))
+        g["running_req"] = running[-1]
+        g["queue_req"] = int(last[q])  # type: ignore[index]
+        g["gen_throughput"] = float(last[t])  # type: ignore[index]
+        g["token_usage"] = float(last[u]) if u is not None else None
+        if last_ts is not None:
+            g["last_decode_ts"] = last_ts
+        if a is None:
+            return
+        lens = list(map(float, map(itemgetter(a), rows)))
+        slots = settings.slots
+        g["accept_len"] = lens[-1]
+        g["accept_rate"] = normalised_rate(lens[-1], settings) if slots else None
+        g["accept_rate_printed"] = float(last[p]) if p is not None else None
+        c["accept_len_sum"] = reduce(add, lens, c["accept_len_sum"])
+        c["accept_len_count"] += len(lens)
+        for i, n in Counter(map(partial(bisect_left, ACCEPT_LEN_BUCKETS), lens)).items():
+            if i < len(ACCEPT_LEN_BUCKETS):
+                s.buckets[i] += n
+        rounds = list(map(float, map(settings.decode_log_interval.__mul__, running)))
+        c["verify_rounds"] = reduce(add, rounds, c["verify_rounds"])
+        c["emitted_tokens"] = reduce(add, map(mul, rounds, lens), c["emitted_tokens"])
+        if slots is not None:
+            gained = map(max, repeat(0.0), map(sub, lens, repeat(1.0)))
+            c["accepted_tokens"] = reduce(add, map(mul, rounds, gained), c["accepted_tokens"])
+            c["draft_tokens"] = reduce(add, map(mul, rounds, repeat(slots)), c["draft_tokens"])
+
+    def spec(self, sample: SpecSample) -> None:
+        s = self.stats(sample.meta.source)
+        c, g = s.counters, s.gauges
+        c["spec_lines"] += 1
+        g["accept_rate"] = sample.accept_rate
+        ts = epoch(sample.meta.ts)
+        if ts is not None:
+            g["last_decode_ts"] = ts
+        if sample.accept_len is not None:
+            _observe_len(s, sample.accept_len)
+        accepted, drafted = sample.accepted_tokens, sample.drafted_tokens
+        if accepted is None or drafted is None:
+            return
+        if sample.cumulative:
+            key = str(sample.engine or 0)
+            last_a, last_d = s.v0_last.get(key, (0, 0))
+            s.v0_last[key] = (accepted, drafted)
+            if accepted >= last_a and drafted >= last_d:  # else the server restarted
+                accepted, drafted = accepted - last_a, drafted - last_d
+        c["accepted_tokens"] += accepted
+        c["draft_tokens"] += drafted
+        k = sample.num_spec_tokens
+        if k:
+            rounds = drafted / k
+            c["verify_rounds"] += rounds
+            c["emitted_tokens"] += accepted + rounds
+
+    def prefill(self, sample: PrefillSample) -> None:
+        self.stats(sample.meta.source).counters["prefill_batches"] += 1
+
+    def checkpoint(self) -> dict[str, Any]:
+        return {name: s.to_dict() for name, s in self.sources.items()}
+
+    def restore(self, data: dict[str, Any]) -> None:
+        for name, saved in data.items():
+            self.sources[name] = SourceStats.from_dict(saved)

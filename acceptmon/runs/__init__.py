@@ -1,0 +1,277 @@
+"""Server (re)starts and config changes → runs with config snapshots and diffs.
+
+A run is one server lifetime on one source: opened by a ``server_args``
+line (or by the first record when the log starts mid-run), closed by a
+shutdown, a crash or the next start. Its snapshot is the parsed server args
+minus per-start noise, plus the draft model's ``config.json`` — which is
+where the EAGLE-3 layer ids live and which no log line shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from acceptmon.model import (
+    ConfigDiff,
+    ConfigSnapshot,
+    Crash,
+    DecodeSample,
+    Meta,
+    Record,
+    Run,
+    ServerReady,
+    ServerStart,
+    Shutdown,
+    SpecParamsUpdate,
+    SpecSettings,
+)
+from acceptmon.redact import redact_args
+
+#: Server args that differ on every start and say nothing about acceptance.
+VOLATILE_ARGS = frozenset({"random_seed"})
+
+#: (source name, draft model path) → the draft model's config.json, or None.
+DraftReader = Callable[[str, str], "dict[str, Any] | None"]
+
+
+def settings_from_args(args: dict[str, Any]) -> SpecSettings:
+    def num(key: str) -> int | None:
+        v = args.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    algorithm = args.get("speculative_algorithm")
+    interval = num("decode_log_interval")
+    return SpecSettings(
+        algorithm=str(algorithm) if algorithm else None,
+        num_steps=num("speculative_num_steps"),
+        eagle_topk=num("speculative_eagle_topk"),
+        num_draft_tokens=num("speculative_num_draft_tokens"),
+        draft_model_path=_str_or_none(args.get("speculative_draft_model_path")),
+        model_path=_str_or_none(args.get("served_model_name") or args.get("model_path")),
+        decode_log_interval=interval if interval and interval > 0 else 40,
+    )
+
+
+def _str_or_none(v: Any) -> str | None:
+    return str(v) if v not in (None, "") else None
+
+
+def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts → {dotted.path: leaf}; lists stay whole (they are values)."""
+    if not isinstance(tree, dict):
+        return {prefix: tree}
+    out: dict[str, Any] = {}
+    for key in sorted(tree, key=str):
+        path = f"{prefix}.{key}" if prefix else str(key)
+        value = tree[key]
+        if isinstance(value, dict) and value:
+            out.update(flatten(value, path))
+        else:
+            out[path] = value
+    return out
+
+
+def snapshot(
+    args: dict[str, Any],
+    draft: dict[str, Any] | None,
+    watched: dict[str, Any] | None = None,
+    ignore: frozenset[str] = VOLATILE_ARGS,
+) -> ConfigSnapshot:
+    # Secrets go here at the latest (start lines are redacted as they are parsed already).
+    kept = redact_args({k: v for k, v in args.items() if k not in ignore})
+    draft = redact_args(draft) if draft is not None else None
+    watched = redact_args(watched or {})
+    tree = {"args": kept, "draft": draft, "watched": watched}
+    digest = hashlib.sha256(json.dumps(tree, sort_keys=True, default=repr).encode()).hexdigest()
+    return ConfigSnapshot(server_args=kept, draft_config=draft, watched=watched, hash=digest[:16])
+
+
+def diff(before: ConfigSnapshot, after: ConfigSnapshot) -> ConfigDiff:
+    """Changed, added and removed keys as dotted paths (``draft.eagle_config.…``)."""
+    a = flatten({"args": before.server_args, "draft": before.draft_config or {}, "watched": before.watched})
+    b = flatten({"args": after.server_args, "draft": after.draft_config or {}, "watched": after.watched})
+    changed = tuple((k, a[k], b[k]) for k in sorted(a.keys() & b.keys()) if a[k] != b[k])
+    added = tuple((k, b[k]) for k in sorted(b.keys() - a.keys()))
+    removed = tuple((k, a[k]) for k in sorted(a.keys() - b.keys()))
+    return ConfigDiff(changed=changed, added=added, removed=removed)
+
+
+def normalised_rate(accept_len: float, settings: SpecSettings) -> float | None:
+    """Fraction of draft tokens accepted, bonus token excluded (0–1).
+
+    SGLang 0.5.11+'s definition, ``(accept_len − 1) / (draft_tokens − 1)``,
+    which for chains equals vLLM's accepted/drafted. Needs the run's draft
+    settings; without them the printed value cannot be interpreted.
+    """
+    slots = settings.draft_slots()
+    if slots is None or accept_len <= 0:
+        return None
+    return round(min(1.0, max(0.0, (accept_len - 1.0) / slots)), 4)
+
+
+@dataclass
+class SourceRuns:
+    """Run history of one source (bounded: only the current and previous)."""
+
+    current: Run | None = None
+    previous: Run | None = None
+    seq: int = 0
+    ended: bool = False
+    crashed: bool = False
+    history: list[Run] = field(default_factory=list)
+
+
+class RunTracker:
+    """Follows runs per source and fills in what a record needs from its run."""
+
+    def __init__(
+        self,
+        draft_reader: DraftReader | None = None,
+        history: int = 50,
+        watched_reader: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
+        self._sources: dict[str, SourceRuns] = {}
+        self._read_draft = draft_reader
+        self._read_watched = watched_reader
+        self._history = history
+        self.on_run_start: list[Callable[[Run], None]] = []
+
+    def configure(
+        self, draft_reader: DraftReader | None, watched_reader: Callable[[], dict[str, Any]] | None
+    ) -> None:
+        """Reloaded settings: where the next runs' draft configs and watched files come from."""
+        self._read_draft, self._read_watched = draft_reader, watched_reader
+
+    def current(self, source: str) -> Run | None:
+        state = self._sources.get(source)
+        return state.current if state else None
+
+    def runs(self, source: str) -> list[Run]:
+        state = self._sources.get(source)
+        return list(state.history) if state else []
+
+    def ended(self, source: str) -> bool:
+        """Whether the current run of ``source`` already saw a shutdown or crash."""
+        state = self._sources.get(source)
+        return bool(state and state.ended)
+
+    def sources(self) -> list[str]:
+        return sorted(self._sources)
+
+    def observe(self, record: Record) -> Record:
+        """Update run state from ``record``; return it enriched (normalised rate)."""
+        source = record.meta.source
+        state = self._sources.get(source)
+        if state is None:
+            state = self._sources[source] = SourceRuns()
+        if isinstance(record, ServerStart):
+            self._start(state, record)
+        elif state.current is None:
+            self._open(state, source, record, None)
+        if isinstance(record, DecodeSample):
+            return self._enrich(state, record)
+        if isinstance(record, Shutdown | Crash):
+            state.ended = True
+            state.crashed = state.crashed or isinstance(record, Crash)
+        elif isinstance(record, SpecParamsUpdate) and state.current is not None:
+            self._adapt(state, record)
+        return record
+
+    def _enrich(self, state: SourceRuns, sample: DecodeSample) -> DecodeSample:
+        run = state.current
+        if sample.accept_len is None or run is None:
+            return sample
+        rate = normalised_rate(sample.accept_len, run.settings)
+        return replace(sample, accept_rate=rate) if rate is not None else sample
+
+    def _start(self, state: SourceRuns, record: ServerStart) -> None:
+        settings = settings_from_args(record.args)
+        draft = None
+        if self._read_draft is not None and settings.draft_model_path:
+            draft = self._read_draft(record.meta.source, settings.draft_model_path)
+        watched = self._read_watched() if self._read_watched is not None else None
+        self._open(state, record.meta.source, record, snapshot(record.args, draft, watched), settings)
+
+    def _open(
+        self,
+        state: SourceRuns,
+        source: str,
+        record: Record,
+        config: ConfigSnapshot | None,
+        settings: SpecSettings | None = None,
+    ) -> None:
+        state.seq += 1
+        prev = state.current
+        base = prev
+        change = diff(prev.config, config) if prev and prev.config and config else None
+        run = Run(
+            source=source,
+            run_id=f"r{state.seq}",
+            started=record.meta.ts,
+            started_lineno=record.meta.lineno,
+            config=config,
+            settings=settings or SpecSettings(),
+            previous_run_id=base.run_id if base else None,
+            diff=change,
+        )
+        state.previous, state.current = prev, run
+        state.ended = state.crashed = False
+        state.history = [*state.history[-(self._history - 1) :], run]
+        for hook in self.on_run_start:
+            hook(run)
+
+    def new_segment(self, source: str, watched: dict[str, Any]) -> Run | None:
+        """Watched files changed while the server runs: open a segment if the snapshot differs.
+
+        The draft config stays the run's own: the server read it at start and
+        keeps it, so an edit belongs to the next start. So does any edit made
+        while the server is stopped (the start reads the files again).
+        """
+        state = self._sources.get(source)
+        run = state.current if state else None
+        if state is None or state.ended or run is None or run.config is None:
+            return None
+        config = snapshot(run.config.server_args, run.config.draft_config, watched, frozenset())
+        if config.hash == run.config.hash:
+            return None
+        marker = ServerReady(Meta(source, run.started_lineno, None))
+        self._open(state, source, marker, config, run.settings)
+        return state.current
+
+    def checkpoint(self) -> dict[str, Any]:
+        from acceptmon.runs.codec import run_to_dict
+
+        return {
+            name: {
+                "seq": st.seq,
+                "ended": st.ended,
+                "crashed": st.crashed,
+                "current": run_to_dict(st.current) if st.current else None,
+                "previous": run_to_dict(st.previous) if st.previous else None,
+            }
+            for name, st in self._sources.items()
+        }
+
+    def restore(self, data: dict[str, Any]) -> None:
+        from acceptmon.runs.codec import run_from_dict
+
+        for name, d in data.items():
+            st = self._sources[name] = SourceRuns(seq=int(d.get("seq", 0)))
+            st.ended, st.crashed = bool(d.get("ended")), bool(d.get("crashed"))
+            st.current = run_from_dict(d["current"]) if d.get("current") else None
+            st.previous = run_from_dict(d["previous"]) if d.get("previous") else None
+            st.history = [r for r in (st.previous, st.current) if r is not None]
+
+    def _adapt(self, state: SourceRuns, update: SpecParamsUpdate) -> None:
+        """Adaptive spec changed the active steps: chains draft steps tokens."""
+        run = state.current
+        assert run is not None
+        s = run.settings
+        drafts = update.steps_after + 1 if (s.eagle_topk or 1) == 1 else s.num_draft_tokens
+        state.current = replace(
+            run, settings=replace(s, num_steps=update.steps_after, num_draft_tokens=drafts)
+        )

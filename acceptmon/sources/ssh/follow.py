@@ -1,0 +1,309 @@
+"""Follow one remote path over SFTP across rotation, truncation and reconnects.
+
+SFTP has no inode, so a file is known by a fingerprint of its first bytes
+(upgraded as it grows to ``FINGERPRINT_BYTES``). Every read re-checks that
+fingerprint through the same handle it reads from, so a rotation between two
+looks can never splice two files. When the path no longer holds our file
+(rename+create, copytruncate, a reconnect after either) the file is found by
+fingerprint among the rotated siblings and read to its end, then every newer
+sibling in age order, then the path again from offset 0: nothing is lost and
+nothing is read twice. All I/O goes through ``RemoteFS`` so unit tests drive
+this with an in-memory filesystem and a manual clock.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from acceptmon.clock import Clock
+from acceptmon.model import Position
+from acceptmon.sources.lines import LineSplitter
+from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify, fingerprint
+from acceptmon.sources.ssh.names import Entry, siblings_oldest_first
+from acceptmon.sources.ssh.sftpfs import RemoteFile, RemoteFS
+
+#: One SFTP read request asks for this much (paramiko's own request size).
+READ_BYTES = 32 * 1024
+
+
+@dataclass
+class Cursor:
+    """The file being read: how to recognise it, and how far it was handed out."""
+
+    identity: str
+    fp: str
+    fp_len: int
+    offset: int
+    lineno: int
+    where: str
+
+
+class Sink(Protocol):
+    def room(self) -> int:
+        """Bytes the output buffer can still take (back-pressure)."""
+        ...
+
+    def emit(self, path: str, lines: list[str], lineno: int, end: Position, cursor: Cursor) -> None: ...
+
+    def note(self, event: str, detail: str) -> None:
+        """``rotation``, ``truncation`` or ``lost`` (our file vanished unread)."""
+        ...
+
+
+class Follower:
+    """Reads one remote path; ``step`` does bounded I/O and never sleeps."""
+
+    def __init__(
+        self, path: str, sink: Sink, clock: Clock, settle: float = 0.5, step_bytes: int = 1 << 20
+    ) -> None:
+        self.path = path
+        self._dir, self._base = posixpath.split(path)
+        self._sink = sink
+        self._clock = clock
+        self._settle = settle
+        self._step_bytes = step_bytes
+        self.cur: Cursor | None = None
+        self._done = False
+        self._pos = 0
+        self._split = LineSplitter()
+        self._seen: tuple[int, int] | None = None
+        self._eof: tuple[int, float] | None = None
+        self.lag = 0
+
+    @property
+    def overlong(self) -> int:
+        """Lines dropped for exceeding the line size limit."""
+        return self._split.overlong
+
+    @property
+    def idle(self) -> bool:
+        """Nothing half-read: the follower can be dropped without losing lines."""
+        return self.cur is None or self._done
+
+    def restore(self, entry: dict[str, Any]) -> None:
+        """Resume from a checkpoint entry (the local source's keys)."""
+        self.cur = Cursor(
+            identity=str(entry["identity"]),
+            fp=str(entry["fingerprint"]),
+            fp_len=int(entry["fp_len"]),
+            offset=int(entry["offset"]),
+            lineno=int(entry.get("lineno", 1)),
+            where=str(entry.get("real") or self.path),
+        )
+        self._done = False
+        self.resync()
+
+    def resync(self) -> None:
+        """Forget partial reads (after a reconnect): re-read from the last line boundary."""
+        self._split.reset()
+        self._pos = self.cur.offset if self.cur else 0
+        self._seen = None
+        self._eof = None
+
+    def step(self, fs: RemoteFS) -> bool:
+        """Do some I/O; True if more work is ready now (call again without waiting).
+
+        Raises FileNotFoundError/PermissionError when the followed path itself
+        is unusable; other exceptions are the connection's.
+        """
+        cur = self.cur
+        if cur is not None and not self._done and cur.where != self.path:
+            return self._drain_sibling(fs, cur)
+        try:
+            st = fs.stat(self.path)
+        except FileNotFoundError:
+            if cur is not None and not self._done:
+                return self._relocate(fs, cur, "rotation")
+            raise
+        if cur is None:
+            return self._adopt(fs, self.path) if st.size > 0 else False
+        if self._done:
+            return self._after(fs, cur, st)
+        if self._seen == (st.size, st.mtime):
+            return False
+        return self._read_path(fs, cur, st)
+
+    def _verify(self, f: RemoteFile, cur: Cursor) -> tuple[str, int]:
+        """Classify the open file against the cursor; upgrade a short fingerprint."""
+        size = f.size()
+        head = f.read_at(0, min(size, FINGERPRINT_BYTES)) if size else b""
+        now_fp = fingerprint(head[: cur.fp_len]) if len(head) >= cur.fp_len else "short"
+        before = FileState("", cur.offset, cur.fp, cur.fp_len)
+        change = classify(before, FileState("", size, now_fp, cur.fp_len), cur.offset)
+        if change in ("grown", "unchanged") and len(head) > cur.fp_len:
+            cur.fp, cur.fp_len = fingerprint(head), len(head)
+        return change, size
+
+    def _read_path(self, fs: RemoteFS, cur: Cursor, st: Entry) -> bool:
+        try:
+            f = fs.open(self.path)
+        except FileNotFoundError:
+            return self._relocate(fs, cur, "rotation")
+        try:
+            change, size = self._verify(f, cur)
+            if change in ("truncated", "rotated", "replaced"):
+                event = "truncation" if change == "truncated" else "rotation"
+                return self._relocate(fs, cur, event)
+            more = self._read(f, cur, size)
+        finally:
+            f.close()
+        self._seen = (st.size, st.mtime) if self._pos >= size == st.size else None
+        return more
+
+    def _read(self, f: RemoteFile, cur: Cursor, size: int) -> bool:
+        """Read up to the step budget and the buffer's room; True if more is waiting."""
+        budget = self._step_bytes
+        while self._pos < size and budget > 0:
+            want = min(size - self._pos, budget, self._sink.room(), READ_BYTES)
+            if want <= 0:
+                break
+            data = f.read_at(self._pos, want)
+            if not data:
+                break
+            self._pos += len(data)
+            budget -= len(data)
+            if self._split.pending == 0 and data[0] == 0:
+                stripped = data.lstrip(b"\0")  # a copytruncate hole under a non-O_APPEND writer
+                cur.offset += len(data) - len(stripped)
+                data = stripped
+            self._feed(cur, data)
+        self.lag = max(0, size - cur.offset)
+        return self._pos < size and self._sink.room() > 0
+
+    def _feed(self, cur: Cursor, data: bytes) -> None:
+        over = self._split.overlong
+        lines, consumed = self._split.feed(data)
+        cur.offset += consumed
+        first = cur.lineno
+        cur.lineno += len(lines) + self._split.overlong - over
+        if lines:
+            self._sink.emit(self.path, lines, first, Position(cur.identity, cur.offset), cur)
+
+    def _drain_sibling(self, fs: RemoteFS, cur: Cursor) -> bool:
+        """Finish the rotated file; it is done once its size has settled at EOF."""
+        try:
+            f = fs.open(cur.where)
+        except FileNotFoundError:
+            return self._relocate(fs, cur, None)
+        try:
+            change, size = self._verify(f, cur)
+            if change in ("truncated", "rotated", "replaced"):
+                return self._relocate(fs, cur, None)
+            if self._pos < size:
+                self._eof = None
+                return self._read(f, cur, size) or self._pos >= size
+        finally:
+            f.close()
+        now = self._clock.monotonic()
+        if self._eof is None or self._eof[0] != size:
+            self._eof = (size, now)
+            return False
+        if now - self._eof[1] < self._settle:
+            return False
+        if self._split.pending:  # nothing will ever end the last line: hand it out
+            self._pos_flush(cur)
+        self._done, self._seen, self._eof = True, None, None
+        return True
+
+    def _pos_flush(self, cur: Cursor) -> None:
+        pending = self._split.pending
+        lines, _ = self._split.feed(b"\n")
+        cur.offset += pending
+        first = cur.lineno
+        cur.lineno += len(lines)
+        if lines:
+            self._sink.emit(self.path, lines, first, Position(cur.identity, cur.offset), cur)
+
+    def _candidates(self, fs: RemoteFS) -> list[tuple[str, Entry]] | None:
+        """Siblings oldest first, then the path itself; None while names are shifting."""
+        listing = fs.listdir(self._dir)
+        sibs = siblings_oldest_first(self._base, listing)
+        if siblings_oldest_first(self._base, fs.listdir(self._dir)) != sibs:
+            return None
+        out = [(posixpath.join(self._dir, e.name), e) for e in sibs]
+        out += [(self.path, e) for e in listing if e.name == self._base]
+        return out
+
+    def _holds(self, fs: RemoteFS, path: str, cur: Cursor) -> bool:
+        try:
+            f = fs.open(path)
+        except (FileNotFoundError, PermissionError):
+            return False
+        try:
+            head = f.read_at(0, cur.fp_len)
+        finally:
+            f.close()
+        return len(head) == cur.fp_len and fingerprint(head) == cur.fp
+
+    def _find(self, fs: RemoteFS, cands: list[tuple[str, Entry]], cur: Cursor, min_size: int) -> int | None:
+        """Index of the newest candidate holding the cursor's file (the path is tried first)."""
+        for i in reversed(range(len(cands))):
+            path, e = cands[i]
+            if e.size >= max(min_size, cur.fp_len) and self._holds(fs, path, cur):
+                return i
+        return None
+
+    def _relocate(self, fs: RemoteFS, cur: Cursor, event: str | None) -> bool:
+        """Our file left the path (or its sibling name): find it again by fingerprint.
+
+        Found in a sibling: a rotation (rename or copytruncate look the same
+        over SFTP). Not found after the path shrank: an in-place truncation,
+        so the path is read again from 0. Not found otherwise: deleted or
+        compressed before we got to its end.
+        """
+        cands = self._candidates(fs)
+        if cands is None:
+            return False
+        i = self._find(fs, cands, cur, cur.offset)
+        if i is None:
+            if event == "truncation":
+                self._sink.note("truncation", f"{self.path} was truncated; reading it from the start")
+            else:
+                self._sink.note(
+                    "lost",
+                    f"{self.path}: {cur.identity} is gone; lines after byte {cur.offset} were not read",
+                )
+            self.cur, self._done = None, False
+            self.resync()
+            return True
+        where = cands[i][0]
+        if where != cur.where:
+            self._sink.note("rotation", f"{self.path}: finishing {where}")
+        cur.where = where
+        self.resync()
+        return True
+
+    def _after(self, fs: RemoteFS, done: Cursor, st: Entry) -> bool:
+        """Our file is finished: start the next newer one (a sibling, else the path)."""
+        if self._seen == (st.size, st.mtime):
+            return False
+        cands = self._candidates(fs)
+        if cands is None:
+            return False
+        sibs = [c for c in cands if c[0] != self.path]
+        i = self._find(fs, sibs, done, done.offset)
+        if i is None:
+            self._sink.note("lost", f"{self.path}: lost track of {done.identity}; continuing with the path")
+        nxt = sibs[i + 1 :] if i is not None else []
+        for path, e in [*nxt, *(c for c in cands if c[0] == self.path)]:
+            if e.size > 0:
+                return self._adopt(fs, path)
+        self._seen = (st.size, st.mtime)
+        return False
+
+    def _adopt(self, fs: RemoteFS, path: str) -> bool:
+        """Start a file from offset 0; its identity is the fingerprint at first sight."""
+        f = fs.open(path)
+        try:
+            head = f.read_at(0, FINGERPRINT_BYTES)
+        finally:
+            f.close()
+        if not head:
+            return False
+        fp = fingerprint(head)
+        self.cur = Cursor(f"sftp:{fp[:16]}", fp, len(head), 0, 1, path)
+        self._done = False
+        self.resync()
+        return True

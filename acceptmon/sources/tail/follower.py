@@ -1,0 +1,304 @@
+"""Follow one path across rotations: its current file plus files rotated away.
+
+Each poll looks at the path once (one ``stat``), classifies what happened to
+the file we read, and reads rotated-away files to their end before the new
+one. A rotated file stays open until it has been idle for ``rotate_wait``
+seconds (a writer may still finish a line into it), then it is closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections.abc import Iterator
+from typing import Any
+
+from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
+from acceptmon.sources.tail.context import FollowConfig, SourceStats
+from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content
+from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
+
+log = logging.getLogger("acceptmon.sources")
+
+
+class PathFollower:
+    """The files one path has named, oldest first: retired, detached, current.
+
+    ``retired`` streams are closed but still have handed-out lines the consumer
+    has not committed; they stay in checkpoints until it has. ``done`` knows
+    the rotated siblings we finished or found on starting: any other sibling
+    was rotated through the path while we were not looking and is read whole.
+    """
+
+    def __init__(
+        self, path: str, cfg: FollowConfig, stats: SourceStats, *, start_at_end: bool = False
+    ) -> None:
+        self.path = path
+        self.cfg = cfg
+        self.stats = stats
+        self.current: FileStream | None = None
+        self.detached: list[FileStream] = []
+        self.retired: list[FileStream] = []
+        self.status = "new"
+        self.start_at_end = start_at_end
+        self.matched = True
+        self.done = DoneFiles()
+        self.registered = False
+        self._dir_mtime = 0
+
+    def streams(self) -> Iterator[FileStream]:
+        yield from self.retired
+        yield from self.detached
+        if self.current is not None:
+            yield self.current
+
+    @property
+    def idle(self) -> bool:
+        """Nothing open and nothing awaiting commit: safe to forget."""
+        return self.current is None and not self.detached and not self.retired
+
+    def look(self) -> None:
+        """Stat the path once and react to what happened since the last look."""
+        if not self.matched:
+            return
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            self._missing()
+            return
+        except OSError as e:
+            self.fail("permission_denied" if isinstance(e, PermissionError) else "stat_error", e)
+            return
+        if not stat.S_ISREG(st.st_mode):
+            self._set_status("not_a_file", "not a regular file")
+            return
+        if self.current is None:
+            self._open_current()
+        else:
+            self._compare(self.current, st)
+
+    def _missing(self) -> None:
+        """No file at the path: finish the old one; pick up files rotated through meanwhile."""
+        self._set_status("missing", "no such file")
+        if self.current is not None:
+            self._detach("gone from its path")
+        try:
+            dir_mtime = os.stat(os.path.dirname(self.path) or ".").st_mtime_ns
+        except OSError:
+            return
+        if dir_mtime != self._dir_mtime:
+            self.catch_up()
+        self._dir_mtime = dir_mtime
+
+    def _compare(self, cur: FileStream, st: os.stat_result) -> None:
+        ident = identity_of(st)
+        if ident == cur.identity and (st.st_size, st.st_mtime_ns) == (cur.size, cur.mtime_ns):
+            return
+        now = FileState(ident, st.st_size)
+        if ident == cur.identity and cur.fp_len:
+            assert cur.fd is not None
+            fp = prefix_fingerprint(cur.fd, cur.fp_len)
+            now = FileState(ident, st.st_size, fp or "short", cur.fp_len)
+        change = classify(cur.state(), now, cur.read_pos)
+        if change == "rotated":
+            self.stats.rotations += 1
+            self._detach("rotated")
+            self._open_current()
+        elif change in ("truncated", "replaced"):
+            copied = self._follow_copy(cur, change)
+            if change == "truncated" or copied:
+                self.stats.truncations += 1
+            else:
+                self.stats.rotations += 1
+            self._open_current()
+        else:
+            if not cur.fp_len:
+                # It was empty when we last looked, so a copytruncate since
+                # then leaves no trace in it: its copy is a newer sibling.
+                self.catch_up()
+            cur.look(st)
+            if cur.fp_len < FINGERPRINT_BYTES:
+                cur.refresh_fingerprint()
+
+    def _follow_copy(self, cur: FileStream, change: str) -> bool:
+        """The content we were reading left this inode: finish it from its copy if there is one."""
+        self.current = None
+        if not self.move_to_copy(cur, change):
+            self.retire(cur)
+            return False
+        cur.idle_since = self.cfg.clock.monotonic()
+        self.detached.append(cur)
+        return True
+
+    def move_to_copy(self, s: FileStream, change: str) -> bool:
+        found = find_content(
+            s.real,
+            s.identity,
+            s.fp,
+            s.fp_len,
+            min_size=s.read_pos,
+            opener=self.cfg.opener,
+            exclude=frozenset([s.identity]),
+        )
+        if found is None:
+            if not self.read_past_copy(s.real, s.identity, s.fp, s.fp_len):
+                log.warning("%s: %s %s; no copy of the old content found", self.cfg.source, self.path, change)
+            return False
+        s.move_to(found[0])
+        log.info("%s: %s %s; finishing the old content from %s", self.cfg.source, self.path, change, found[1])
+        return True
+
+    def read_past_copy(self, real: str, identity: str, fp: str, fp_len: int) -> bool:
+        """Whether this content's copy ends before where we read to: then the copy is done.
+
+        Lines written between copytruncate's copy and its truncate are in no
+        file afterwards; if we read some, the copy holds nothing new for us.
+        """
+        copy = copy_identity(real, identity, fp, fp_len, opener=self.cfg.opener) if fp_len else None
+        if copy is None:
+            return False
+        self.done.add(copy, fp, fp_len)
+        log.info(
+            "%s: %s: read past the end of the copy of %s; nothing left to read",
+            self.cfg.source,
+            self.path,
+            real,
+        )
+        return True
+
+    def _detach(self, why: str) -> None:
+        cur, self.current = self.current, None
+        assert cur is not None
+        log.info("%s: %s %s; draining the old file", self.cfg.source, self.path, why)
+        cur.idle_since = self.cfg.clock.monotonic()
+        self.detached.append(cur)
+        # Bound open files: beyond the cap, close files already read to their
+        # end early (a late write to them is lost); never one with unread data.
+        for s in [s for s in self.detached if s.fd is not None and os.fstat(s.fd).st_size <= s.read_pos]:
+            if len(self.detached) <= self.cfg.max_detached:
+                break
+            self.detached.remove(s)
+            self.retire(s)
+
+    def retire(self, s: FileStream) -> None:
+        s.close()
+        self.stats.overlong += s.splitter.overlong
+        s.splitter.overlong = 0
+        self.retired.append(s)
+        self.prune()
+
+    def catch_up(self) -> None:
+        """Queue whole rotated files nobody has read (several rotations at once, or while down)."""
+        real = os.path.realpath(self.path)
+        if not self.registered:
+            self.registered = True
+            self.done.register_existing(real, self.cfg.opener)
+            return
+        for s in self.streams():
+            if s.fd is not None and s.fp_len < FINGERPRINT_BYTES:
+                s.refresh_fingerprint()  # a short fingerprint would mistake a new file for a copy
+        now = self.cfg.clock.monotonic()
+        for fd, path, mtime_ns in self.done.unseen(real, self.streams(), self.cfg.opener):
+            new = FileStream(fd, real, max_line=self.cfg.max_line)
+            new.idle_since = now
+            self.detached.insert(self._slot(mtime_ns), new)
+            log.info("%s: %s: reading %s, rotated before we saw it", self.cfg.source, self.path, path)
+
+    def _slot(self, mtime_ns: int) -> int:
+        """Where a file last written at ``mtime_ns`` goes among the files to drain.
+
+        After every file we have read from (its content came first), before a
+        file we have read nothing of that was written later.
+        """
+        for i, s in enumerate(self.detached):
+            if s.read_pos == 0 and s.fd is not None and os.fstat(s.fd).st_mtime_ns > mtime_ns:
+                return i
+        return len(self.detached)
+
+    def _open_current(self) -> None:
+        self._open_path()
+        # Only now: a copytruncate caught between its copy and its truncate
+        # left a sibling starting with the new file's bytes; knowing the new
+        # file, catch_up takes that sibling for its copy, not for unread content.
+        self.catch_up()
+
+    def _open_path(self) -> None:
+        try:
+            fd = self.cfg.opener(self.path)
+        except FileNotFoundError:
+            self._set_status("missing", "no such file")
+            return
+        except PermissionError as e:
+            self.fail("permission_denied", e)
+            return
+        except OSError as e:
+            self.fail("open_error", e)
+            return
+        self.adopt(fd)
+
+    def adopt(self, fd: int, start: int = 0, lineno: int = 1) -> None:
+        """Make the file open at ``fd`` (found at our path) the current one."""
+        try:
+            s = FileStream(fd, os.path.realpath(self.path), start, lineno, max_line=self.cfg.max_line)
+            if self.start_at_end:
+                s.skip_to_end(self.cfg.read_size)
+        except OSError as e:
+            os.close(fd)
+            self.fail("read_error", e)
+            return
+        self.start_at_end = False
+        self.current = s
+        self._set_status("ok", "")
+
+    def leave(self) -> None:
+        """The path no longer belongs to the source: finish what is open, open nothing new."""
+        self.matched = False
+        if self.current is not None:
+            self._detach("no longer matches")
+
+    def take_over(self, s: FileStream) -> None:
+        """Continue ``s`` as this path's current file (it was renamed to this path)."""
+        s.real = os.path.realpath(self.path)
+        self.current = s
+        self._set_status("ok", "")
+
+    def take_detached(self, identity: str) -> FileStream | None:
+        """Hand over a rotated-away file that reappeared under another followed name."""
+        for s in self.detached:
+            if s.identity == identity:
+                self.detached.remove(s)
+                return s
+        return None
+
+    def prune(self) -> None:
+        """Forget closed files whose lines are all committed (remember them as done)."""
+        for s in [s for s in self.retired if s.committed >= s.emitted]:
+            self.retired.remove(s)
+            self.done.add(s.identity, s.fp, s.fp_len)
+
+    def state(self) -> dict[str, Any]:
+        """This path's part of a checkpoint."""
+        return {
+            "done": self.done.to_json(),
+            "streams": [s.entry() for s in self.streams()],
+        }
+
+    def close(self) -> None:
+        for s in self.streams():
+            s.close()
+
+    def fail(self, kind: str, e: OSError) -> None:
+        message = f"{kind.replace('_', ' ')}: {self.path}: {e.strerror or e}"
+        if self.status != kind:
+            self.stats.error(kind, message)
+        self._set_status(kind, message)
+
+    def _set_status(self, status: str, message: str) -> None:
+        if status == self.status:
+            return
+        if status == "ok":
+            log.info("%s: following %s", self.cfg.source, self.path)
+        else:
+            log.warning("%s: %s: %s", self.cfg.source, self.path, message or status)
+        self.status = status

@@ -1,0 +1,189 @@
+"""Where a log's content went: its rotated siblings, by identity or fingerprint.
+
+Used when the file we were reading is no longer at its path with the same
+content — rotated, or copytruncated (the copy has a new inode but the same
+leading bytes) — and to find whole files rotated through the path while we
+were not looking (agent down, or several rotations between two polls).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from typing import Any
+
+from acceptmon.sources.rotation import FINGERPRINT_BYTES, fingerprint, is_rotated_name
+from acceptmon.sources.tail.stream import FileStream, Opener, identity_of, prefix_fingerprint
+
+
+def rotated_siblings(real: str) -> list[tuple[str, os.stat_result]]:
+    """Regular, uncompressed files next to ``real`` named like its rotations, oldest first."""
+    directory, base = os.path.split(real)
+    try:
+        names = os.listdir(directory or ".")
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not is_rotated_name(base, name):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append((path, st))
+    return sorted(found, key=lambda f: (f[1].st_mtime_ns, f[0]))
+
+
+def find_content(
+    real: str,
+    identity: str,
+    fp: str,
+    fp_len: int,
+    *,
+    min_size: int,
+    opener: Opener,
+    exclude: frozenset[str] = frozenset(),
+) -> tuple[int, str] | None:
+    """Open the sibling holding this content: same identity first, then same fingerprint.
+
+    A candidate must be at least ``min_size`` long and start with the bytes
+    hashed in ``fp``; with no fingerprint only the identity can match.
+    Returns (fd, path) or None.
+    """
+    candidates = [
+        (path, st)
+        for path, st in rotated_siblings(real)
+        if st.st_size >= min_size and identity_of(st) not in exclude
+    ]
+    candidates.sort(key=lambda c: identity_of(c[1]) != identity)
+    for path, st in candidates:
+        if not fp_len and identity_of(st) != identity:
+            continue
+        fd = _open(opener, path)
+        if fd is None:
+            continue
+        if not fp_len or _starts_with(fd, fp, fp_len):
+            return fd, path
+        os.close(fd)
+    return None
+
+
+def copy_identity(real: str, identity: str, fp: str, fp_len: int, *, opener: Opener) -> str | None:
+    """Identity of another sibling that starts with the bytes hashed in ``fp``, however long it is."""
+    found = find_content(real, identity, fp, fp_len, min_size=0, opener=opener, exclude=frozenset([identity]))
+    if found is None:
+        return None
+    try:
+        return identity_of(os.fstat(found[0]))
+    finally:
+        os.close(found[0])
+
+
+class DoneFiles:
+    """Rotated siblings we need not read: finished by us, or there before we started.
+
+    Keyed by identity, with the fingerprint of the first bytes so that a new
+    file that reuses a done file's inode is still read.
+    """
+
+    def __init__(self, entries: dict[str, tuple[str, int]] | None = None) -> None:
+        self.entries = dict(entries or {})
+
+    def add(self, identity: str, fp: str, fp_len: int) -> None:
+        self.entries[identity] = (fp, fp_len)
+
+    def register_existing(self, real: str, opener: Opener) -> None:
+        """Everything already rotated when we start following a path is not ours to read."""
+        for path, st in rotated_siblings(real):
+            fd = _open(opener, path)
+            if fd is not None:
+                data = os.pread(fd, FINGERPRINT_BYTES, 0)
+                os.close(fd)
+                self.add(identity_of(st), *_fp(data))
+
+    def unseen(self, real: str, streams: Iterable[FileStream], opener: Opener) -> list[tuple[int, str, int]]:
+        """Open the siblings nobody has read: not followed, not done, not a copy of followed content.
+
+        Returns (fd, path, mtime_ns), oldest first.
+        """
+        followed = list(streams)
+        known = {s.identity for s in followed}
+        present: set[str] = set()
+        out = []
+        for path, st in rotated_siblings(real):
+            identity = identity_of(st)
+            present.add(identity)
+            fd = None if identity in known else _open(opener, path)
+            if fd is None:
+                continue
+            done = self.entries.get(identity)
+            if (
+                (done and _starts_with(fd, *done))
+                or any(_starts_with(fd, s.fp, s.fp_len) for s in followed)
+                or _copy_under_way(fd, st.st_size, followed)
+            ):
+                os.close(fd)
+                continue
+            out.append((fd, path, st.st_mtime_ns))
+        self.entries = {k: v for k, v in self.entries.items() if k in present or k in known}
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: list(v) for k, v in self.entries.items()}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> DoneFiles:
+        done = cls()
+        if isinstance(raw, dict):
+            for k, v in raw.items():
+                if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int):
+                    done.add(str(k), v[0], v[1])
+        return done
+
+
+def _fp(data: bytes) -> tuple[str, int]:
+    return (fingerprint(data), len(data)) if data else ("", 0)
+
+
+def _copy_under_way(fd: int, size: int, followed: list[FileStream]) -> bool:
+    """Whether this sibling may be a copy still being written: empty, or a prefix of followed content.
+
+    copytruncate creates its copy empty and then fills it; taken for unread
+    content at that moment, it would be read whole and again by the stream
+    that moves to it after the truncate.
+    """
+    if size == 0:
+        return True
+    try:
+        head = os.pread(fd, min(size, FINGERPRINT_BYTES), 0)
+    except OSError:
+        return False
+    for s in followed:
+        if s.fd is None:
+            continue
+        try:
+            if os.pread(s.fd, len(head), 0) == head:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _starts_with(fd: int, fp: str, fp_len: int) -> bool:
+    if not fp_len:
+        return False
+    try:
+        return prefix_fingerprint(fd, fp_len) == fp
+    except OSError:
+        return False
+
+
+def _open(opener: Opener, path: str) -> int | None:
+    try:
+        return opener(path)
+    except OSError:
+        return None
