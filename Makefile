@@ -18,11 +18,12 @@ $(VENV)/.dev: $(BIN)/acceptmon
 demo: $(BIN)/acceptmon
 	$(BIN)/acceptmon demo
 
-## test: install everything (pip and apt) and run lint plus the whole suite
+## test: install everything (pip and apt) and run lint, mypy --strict and the whole suite
 test: $(VENV)/.dev
 	./scripts/system-deps.sh
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy --strict acceptmon
 	$(BIN)/pytest -q
 
 lint: $(VENV)/.dev

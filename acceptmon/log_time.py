@@ -141,10 +141,5 @@ def aware(wall: datetime, tz: tzinfo = UTC) -> datetime:
     return LocalTime(tz).aware(wall)
 
 
-def as_aware(ts: datetime) -> datetime:
-    """Times inside acceptmon are aware; a naive one from old state is read as host-local."""
-    return ts if ts.tzinfo is not None else ts.astimezone()
-
-
 #: How far a year-less vLLM timestamp may lie after the file's mtime (clock skew, buffering).
 YEAR_SLACK = timedelta(days=1)

@@ -1,8 +1,11 @@
-"""Shared test fixtures: where the format-exact samples live."""
+"""Shared test fixtures: where the format-exact samples live; no test leaks a thread or a process."""
 
 from __future__ import annotations
 
 import os
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,3 +23,38 @@ def samples_dir() -> Path:
     if not (SAMPLES / "manifest.json").exists():
         pytest.fail(f"format samples not found at {SAMPLES} (set ACCEPTMON_SHARED)")
     return SAMPLES
+
+
+def _children() -> set[int]:
+    """Live child processes of this test process (zombies excluded: they are reaped by their owner)."""
+    me, found = str(os.getpid()), set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            found.add(int(entry.name))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_threads_or_processes() -> Iterator[None]:
+    """Fail a test that leaves a thread or a child process running after it ends.
+
+    A leaked HostWorker, notifier or agent would otherwise pass unnoticed and
+    disturb later tests. Stopping takes a moment, so this polls with a deadline.
+    """
+    threads, children = set(threading.enumerate()), _children()
+    yield
+    deadline = time.monotonic() + 10.0
+    while True:
+        extra = [t for t in threading.enumerate() if t not in threads and t.is_alive()]
+        procs = _children() - children
+        if not extra and not procs:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"test leaked threads {[t.name for t in extra]} and processes {sorted(procs)}")
+        time.sleep(0.05)  # polling interval, bounded by the deadline above

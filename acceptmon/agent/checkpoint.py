@@ -8,13 +8,13 @@ absent, so a damaged file costs a re-read, never a crash loop.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import tempfile
 import time
 from typing import Any
+
+from acceptmon.statedir import ensure_private_dir, write_private
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -32,25 +32,13 @@ def path_in(state_dir: str) -> str:
 def save(state_dir: str, data: dict[str, Any]) -> None:
     """Replace the checkpoint with ``data`` (JSON-able) atomically and durably."""
     text = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
-    tmp = ""
     try:
-        os.makedirs(state_dir, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".checkpoint-", suffix=".tmp", dir=state_dir)
-        with os.fdopen(fd, "wb") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path_in(state_dir))
-        tmp = ""
-        _fsync_dir(state_dir)
+        ensure_private_dir(state_dir)
+        write_private(path_in(state_dir), text)
     except OSError as e:
         raise CheckpointWriteError(
             e.errno, f"cannot save checkpoint in {state_dir}: {e.strerror or e}"
         ) from e
-    finally:
-        if tmp:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
 
 def load(state_dir: str, *, now: float | None = None) -> dict[str, Any] | None:
@@ -91,11 +79,3 @@ def move_aside(state_dir: str, why: str, *, now: float | None = None) -> str | N
         log.error("cannot move checkpoint %s aside: %s", path, e.strerror)
         return None
     return aside
-
-
-def _fsync_dir(directory: str) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from acceptmon.statedir import fsync_dir, remove_leftovers, write_private
 
 log = logging.getLogger("acceptmon.notify")
 
@@ -54,8 +55,7 @@ class MessageStore:
             except (OSError, ValueError, TypeError):
                 bad += 1
                 self._quarantine(path)
-        for tmp in self.dir.glob(".tmp-*"):
-            tmp.unlink(missing_ok=True)  # a write interrupted by a crash; the original is intact
+        remove_leftovers(self.dir)
         return sorted(messages, key=lambda m: m.seq), bad
 
     def put(self, message: Message) -> None:
@@ -63,7 +63,7 @@ class MessageStore:
 
     def remove(self, seq: int) -> None:
         self._path(seq).unlink(missing_ok=True)
-        _fsync_dir(self.dir)
+        fsync_dir(self.dir)
 
     def load_ledger(self) -> dict[str, Any]:
         path = self.dir / _LEDGER
@@ -83,26 +83,8 @@ class MessageStore:
         return self.dir / f"{_PREFIX}{seq:012d}{_SUFFIX}"
 
     def _write(self, path: Path, text: str) -> None:
-        tmp = path.with_name(f".tmp-{path.name}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            data = memoryview(text.encode("utf-8"))
-            while data:
-                data = data[os.write(fd, data) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        _fsync_dir(self.dir)
+        write_private(path, text.encode("utf-8"))
 
     def _quarantine(self, path: Path) -> None:
         with contextlib.suppress(OSError):
             path.rename(path.with_suffix(".corrupt"))
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

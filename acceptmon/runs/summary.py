@@ -34,12 +34,6 @@ class RunSummary:
     def median_len(self) -> float | None:
         return statistics.median(self.accept_lens) if self.accept_lens else None
 
-    def weighted_len(self) -> float | None:
-        total = sum(self.weights)
-        if not total:
-            return self.median_len()
-        return sum(a * w for a, w in zip(self.accept_lens, self.weights, strict=True)) / total
-
     def mean_rate(self) -> float | None:
         return statistics.fmean(self.rates) if self.rates else None
 

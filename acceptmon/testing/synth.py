@@ -102,18 +102,3 @@ def traffic(
         if i % 4 == 0:
             yield prefill_line(ts, rng.choice((512, 1024, 1873, 3795)), running)
             yield access_line(ts, 40000 + rng.randrange(20000))
-
-
-def incident_log(seed: int = 7, intervals: int = 90) -> list[str]:
-    """The guide's case: ~47% acceptance, a restart at ~19%, a restart back to ~47%."""
-    rng = random.Random(seed)
-    t0 = datetime(2026, 11, 28, 9, 0, 0)
-    lines: list[str] = []
-    for run, (level, gap_h) in enumerate(((2.41, 0), (1.57, 30), (2.41, 52))):
-        start = t0 + timedelta(hours=gap_h)
-        lines += startup(start, seed=rng.randrange(10**9))
-        body = list(traffic(rng, start + timedelta(seconds=50), intervals, level))
-        lines += body
-        if run < 2:
-            lines += shutdown(start + timedelta(hours=6))
-    return lines

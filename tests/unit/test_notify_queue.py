@@ -208,12 +208,12 @@ def test_corrupt_queue_file_is_quarantined(
     transport = ScriptedTransport(clock)
     make(tmp_path, ScriptedTransport(clock)).offer("a", "firing", {"k": "a"})
     (tmp_path / "q" / "m-000000000099.json").write_text("{not json")
-    (tmp_path / "q" / ".tmp-m-000000000100.json").write_text("half")
+    (tmp_path / "q" / ".m-000000000100.json-x1y2z3.tmp").write_text("half")
     queue = make(tmp_path, transport)
     drain(queue, clock)
     assert transport.delivered() == ["a"]
     assert (tmp_path / "q" / "m-000000000099.corrupt").exists()
-    assert not (tmp_path / "q" / ".tmp-m-000000000100.json").exists()
+    assert not (tmp_path / "q" / ".m-000000000100.json-x1y2z3.tmp").exists()
     assert "1 unreadable queue files" in caplog.text
 
 
