@@ -1,22 +1,58 @@
-"""A finding as the JSON that ``/api/findings`` and ``oneshot --format findings`` print.
+"""The one JSON shape of a finding: webhooks, ``/api/findings`` and ``oneshot --format findings``.
 
-The nested shape is the webhook notifier's (one schema for every consumer);
-flat fields on top make the common questions one key away: which keys
-changed, before and after accept length, still firing or not.
+Versioned (``schema``) and flat enough to template on. The webhook adds its
+links and the queue a ``delivery_id``; the API and one-shot add flat fields
+that make the common questions one key away: which keys changed, before and
+after accept length, still firing or not.
 """
 
 from __future__ import annotations
 
+import math
+from datetime import datetime
 from typing import Any
 
-from acceptmon.model import Finding
-from acceptmon.notify.config import Links
-from acceptmon.notify.webhook import build_webhook_payload
+from acceptmon.model import ConfigDiff, Finding
+
+SCHEMA_VERSION = 1
+
+
+def finding_payload(finding: Finding) -> dict[str, Any]:
+    """The finding as a JSON-able dict; every value is a JSON primitive."""
+    return {
+        "schema": SCHEMA_VERSION,
+        "state": "firing" if finding.active else "resolved",
+        "rule": finding.rule,
+        "severity": finding.severity,
+        "source": finding.source,
+        "host": finding.host or None,
+        "model": finding.model,
+        "draft_model": finding.draft_model,
+        "key": finding.key,
+        "summary": finding.summary,
+        "run_id": finding.run_id,
+        "baseline_run_id": finding.baseline_run_id,
+        "first_seen": _iso(finding.first_seen),
+        "resolved_at": _iso(finding.resolved_at),
+        "before": _side(
+            finding.before_accept_len, finding.before_accept_rate, finding.before_ci, finding.before_n
+        ),
+        "after": _side(
+            finding.after_accept_len, finding.after_accept_rate, finding.after_ci, finding.after_n
+        ),
+        "now": {
+            "accept_len": _finite(finding.now_accept_len),
+            "accept_rate": _finite(finding.now_accept_rate),
+        },
+        "p_value": _finite(finding.p_value),
+        "diff": _diff(finding.diff),
+        "labels": dict(finding.labels),
+    }
 
 
 def finding_json(f: Finding) -> dict[str, Any]:
-    out = build_webhook_payload(f, Links(), 0.0)
-    out.pop("links", None)
+    """What ``/api/findings`` and ``oneshot --format findings`` print for one finding."""
+    out = finding_payload(f)
     out.update(
         changed_keys=f.changed_keys(),
         before_accept_len=out["before"]["accept_len"],
@@ -26,3 +62,46 @@ def finding_json(f: Finding) -> dict[str, Any]:
         active=f.active,
     )
     return out
+
+
+def _side(
+    accept_len: float | None, accept_rate: float | None, ci: tuple[float, float] | None, n: int
+) -> dict[str, Any]:
+    return {
+        "accept_len": _finite(accept_len),
+        "accept_rate": _finite(accept_rate),
+        "ci": None if ci is None else [_finite(ci[0]), _finite(ci[1])],
+        "n": n,
+    }
+
+
+def _diff(diff: ConfigDiff | None) -> dict[str, list[dict[str, Any]]]:
+    if diff is None:
+        return {"changed": [], "added": [], "removed": []}
+    return {
+        "changed": [{"key": k, "old": _json(o), "new": _json(n)} for k, o, n in diff.changed],
+        "added": [{"key": k, "value": _json(v)} for k, v in diff.added],
+        "removed": [{"key": k, "value": _json(v)} for k, v in diff.removed],
+    }
+
+
+def _json(value: Any) -> Any:
+    """Config values are arbitrary; keep JSON primitives, stringify the rest."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return _finite(value)
+    if isinstance(value, list | tuple):
+        return [_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json(v) for k, v in value.items()}
+    return str(value)
+
+
+def _finite(value: float | None) -> float | None:
+    """NaN and infinities are not JSON."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _iso(ts: datetime | None) -> str | None:
+    return None if ts is None else ts.isoformat()
