@@ -43,6 +43,17 @@ def _oneshot(args: argparse.Namespace) -> int:
     return 1 if problems and len(problems) == len(args.paths) else 0
 
 
+def _runs(args: argparse.Namespace) -> int:
+    from acceptmon import log_time, runsview
+
+    try:
+        tz = log_time.zone(args.timezone) if args.timezone else log_time.host_zone()
+    except ValueError as exc:
+        print(f"acceptmon: --timezone: {exc}", file=sys.stderr)
+        return 2
+    return runsview.main(args.sources, fmt=args.format, tz=tz, draft_config=args.draft_config)
+
+
 def _run(args: argparse.Namespace) -> int:
     from acceptmon.agent import daemon
     from acceptmon.settings import ConfigError
@@ -140,6 +151,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     one.set_defaults(func=_oneshot)
 
+    runs = sub.add_parser(
+        "runs",
+        help="per-run acceptance of a log and the verdict: is the latest run better?",
+        description="Read logs once and print one row per server run (start, duration, Decode "
+        "intervals, median accept len with its 95%% interval, accept rate, speculative settings, "
+        "the config change that opened it), then the latest run against the previous run with a "
+        "different config: better, worse, same, or not enough data yet. A SOURCE is a file, a glob "
+        "(quote it; rotations such as server.log.1 and server.log.2.gz join their log, oldest "
+        "first) or '-'.",
+        epilog="exit status: 0 the latest run is not worse (or cannot be judged yet); 3 it is worse "
+        "than its baseline (for any log); 2 a SOURCE names nothing readable or a flag is invalid",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    runs.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, glob or '-'")
+    runs.add_argument(
+        "--format", choices=("table", "json"), default="table", help="table (default) or json for scripts"
+    )
+    runs.add_argument(
+        "--draft-config",
+        metavar="PATH",
+        help="a saved copy of the draft model's config.json to snapshot for every run "
+        "(default: the draft model path in server_args, read on this host)",
+    )
+    runs.add_argument(
+        "--timezone",
+        metavar="ZONE",
+        help="IANA zone the logs' wall-clock timestamps are in (default: this host's, TZ honoured)",
+    )
+    runs.set_defaults(func=_runs)
+
     run = sub.add_parser(
         "run",
         help="run the agent: follow logs, serve /metrics, detect drops, notify",
@@ -204,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
+        # `runs` prints a report: only warnings belong beside it.
+        level=logging.DEBUG if args.verbose else logging.WARNING if args.command == "runs" else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )

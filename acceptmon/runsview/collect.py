@@ -1,0 +1,102 @@
+"""Per-run acceptance of one or more logs: the numbers behind the table and the verdict.
+
+A pipeline sink, like the detector: every Decode (or vLLM) interval lands in
+its run's summary and in its run's load-stratified histogram, so the verdict
+is the detector's comparison on exactly the intervals the table counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from acceptmon.detect.config import DetectConfig
+from acceptmon.detect.series import Hists, centi, load_bucket
+from acceptmon.detect.stats import median_ci
+from acceptmon.detect.verdict import RunLevel, Verdict, judge
+from acceptmon.model import DecodeSample, Record, Run, SpecSample
+from acceptmon.runs import RunTracker
+from acceptmon.runs.summary import describe_change, describe_settings
+
+
+@dataclass
+class RunStats:
+    """One run's acceptance as ``acceptmon runs`` reports it."""
+
+    run: Run
+    hists: Hists = field(default_factory=Hists)
+    rates: list[float] = field(default_factory=list)
+    tokens: float = 0.0
+    rate_tokens: float = 0.0
+    last_ts: datetime | None = None
+
+    @property
+    def intervals(self) -> int:
+        return self.hists.n
+
+    def median(self) -> tuple[float, float, float] | None:
+        """Median accept len and its 95% interval over every interval of the run."""
+        pooled: dict[int, int] = {}
+        for h in self.hists.strata.values():
+            for value, n in h.items():
+                pooled[value] = pooled.get(value, 0) + n
+        if not pooled:
+            return None
+        ci = median_ci(pooled)
+        return ci.median / 100, ci.low / 100, ci.high / 100
+
+    def accept_rate(self) -> float | None:
+        """Accept rate weighted by the requests each interval served (tokens, not intervals)."""
+        return self.rate_tokens / self.tokens if self.tokens else None
+
+    def settings(self) -> str:
+        return describe_settings(self.run)
+
+    def change(self) -> str:
+        return describe_change(self.run)
+
+    def changed_keys(self) -> list[str]:
+        return self.run.diff.keys() if self.run.diff else []
+
+    def level(self) -> RunLevel:
+        config = self.run.config.hash if self.run.config else f"unknown:{self.run.run_id}"
+        return RunLevel(self.run.run_id, config, self.hists.copy(), self.intervals)
+
+
+class RunTable:
+    """A pipeline sink collecting ``RunStats`` per source, in run order."""
+
+    def __init__(self, tracker: RunTracker, config: DetectConfig | None = None) -> None:
+        self._tracker = tracker
+        self._edges = (config or DetectConfig()).load_buckets
+        self.runs: dict[str, dict[str, RunStats]] = {}
+        tracker.on_run_start.append(self._started)
+
+    def _started(self, run: Run) -> None:
+        self.runs.setdefault(run.source, {})[run.run_id] = RunStats(run)
+
+    def __call__(self, record: Record) -> None:
+        if not isinstance(record, DecodeSample | SpecSample) or record.accept_len is None:
+            return
+        run = self._tracker.current(record.meta.source)
+        if run is None:
+            return
+        stats = self.runs.setdefault(run.source, {}).get(run.run_id)
+        if stats is None:
+            stats = self.runs[run.source][run.run_id] = RunStats(run)
+        running = record.running_req if isinstance(record, DecodeSample) else None
+        stats.hists.add(load_bucket(running, self._edges), centi(record.accept_len))
+        if record.accept_rate is not None:
+            weight = float(running or 1)
+            stats.tokens += weight
+            stats.rate_tokens += weight * record.accept_rate
+        stats.last_ts = record.meta.ts or stats.last_ts
+
+    def sources(self) -> list[str]:
+        return sorted(self.runs)
+
+    def of(self, source: str) -> list[RunStats]:
+        return list(self.runs.get(source, {}).values())
+
+    def verdict(self, source: str) -> Verdict | None:
+        return judge([s.level() for s in self.of(source)])

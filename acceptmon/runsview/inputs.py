@@ -1,0 +1,119 @@
+"""What ``acceptmon runs SOURCE…`` reads: a SOURCE becomes one or more logs, each with its rotations.
+
+A path is one log. A glob names files; those that are rotations of another
+match (``server.log.1``, ``server.log-20261201.gz``) join that log, read oldest
+first (by modification time, the current file last), compressed ones
+included. ``-`` is standard input.
+"""
+
+from __future__ import annotations
+
+import bz2
+import glob
+import gzip
+import logging
+import lzma
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import IO
+
+from acceptmon.sources.rotation import COMPRESSED_SUFFIXES, is_rotated_name
+
+log = logging.getLogger("acceptmon.runs")
+
+#: Compressed rotations this command can read (stdlib codecs); others are skipped with a warning.
+_OPENERS: dict[str, Callable[[str, str], IO[bytes]]] = {
+    ".gz": gzip.open,  # type: ignore[dict-item]
+    ".bz2": bz2.open,  # type: ignore[dict-item]
+    ".xz": lzma.open,  # type: ignore[dict-item]
+    ".lzma": lzma.open,  # type: ignore[dict-item]
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Log:
+    """One log: its name (the source label) and its files, oldest first."""
+
+    name: str
+    files: tuple[str, ...]
+
+
+class InputError(Exception):
+    """A SOURCE names nothing readable."""
+
+
+def expand(source: str) -> list[Log]:
+    """The logs a SOURCE names; raises InputError when it names none."""
+    if source == "-":
+        return [Log("-", ("-",))]
+    if not glob.has_magic(source):
+        if not os.path.exists(source):
+            raise InputError(f"{source}: no such file")
+        return [Log(source, (source,))]
+    matches = sorted(p for p in glob.glob(source) if os.path.isfile(p) and _readable(p))
+    if not matches:
+        raise InputError(f"{source}: matches no file")
+    return _group(matches)
+
+
+def _readable(path: str) -> bool:
+    if _plain(path) == path or os.path.splitext(path)[1].lower() in _OPENERS:
+        return True
+    log.warning("%s: cannot decompress this format; skipped", path)
+    return False
+
+
+def _plain(name: str) -> str:
+    lower = name.lower()
+    for suffix in COMPRESSED_SUFFIXES:
+        if lower.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _group(paths: list[str]) -> list[Log]:
+    """Group rotations with the log they were rotated from."""
+    bases = [
+        p
+        for p in paths
+        if not any(
+            q != p and is_rotated_name(os.path.basename(q), os.path.basename(_plain(p))) for q in paths
+        )
+        and _plain(p) == p
+    ]
+    members: dict[str, list[str]] = {b: [] for b in bases}
+    for p in paths:
+        if p in members:
+            continue
+        owner = next(
+            (b for b in bases if is_rotated_name(os.path.basename(b), os.path.basename(_plain(p)))), None
+        )
+        members.setdefault(owner or p, [])
+        if owner is not None:
+            members[owner].append(p)
+    return [Log(base, (*sorted(rotated, key=_age_key), base)) for base, rotated in sorted(members.items())]
+
+
+def _age_key(path: str) -> tuple[float, str]:
+    try:
+        return os.stat(path).st_mtime, path
+    except OSError:
+        return 0.0, path
+
+
+@contextmanager
+def open_log_file(path: str) -> Iterator[IO[bytes]]:
+    """A file's bytes, decompressed when it is compressed; ``-`` is standard input."""
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    opener = _OPENERS.get(os.path.splitext(path)[1].lower())
+    if opener is not None:
+        with opener(path, "rb") as f:
+            yield f
+        return
+    with open(path, "rb") as f:
+        yield f
