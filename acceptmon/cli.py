@@ -51,7 +51,14 @@ def _runs(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"acceptmon: --timezone: {exc}", file=sys.stderr)
         return 2
-    return runsview.main(args.sources, fmt=args.format, tz=tz, draft_config=args.draft_config)
+    if args.follow and args.format == "json":
+        print(
+            "acceptmon: --follow draws a live view; it cannot be combined with --format json", file=sys.stderr
+        )
+        return 2
+    return runsview.main(
+        args.sources, fmt=args.format, tz=tz, draft_config=args.draft_config, follow=args.follow
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -178,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--timezone",
         metavar="ZONE",
         help="IANA zone the logs' wall-clock timestamps are in (default: this host's, TZ honoured)",
+    )
+    runs.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading and redraw as lines arrive (a live view; Ctrl-C ends it)",
     )
     runs.set_defaults(func=_runs)
 

@@ -12,72 +12,19 @@ nothing readable.
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from datetime import tzinfo
-from typing import Any
 
-from acceptmon.oneshot import mtime_hint, read_chunks
 from acceptmon.pipeline import Pipeline
-from acceptmon.redact import redact_text
-from acceptmon.runs import DraftReader, RunTracker
-from acceptmon.runs.draft_config import read_draft_config
 from acceptmon.runsview import render
 from acceptmon.runsview.collect import RunTable
-from acceptmon.runsview.inputs import InputError, Log, expand, open_log_file
-
-log = logging.getLogger("acceptmon.runs")
+from acceptmon.runsview.inputs import InputError, Log, expand
+from acceptmon.runsview.read import collect
 
 #: Exit status when the latest run of some log is worse than its baseline.
 WORSE = 3
 #: Exit status when a SOURCE names nothing readable.
 BAD_SOURCE = 2
-
-
-def _draft_reader(saved: str | None) -> DraftReader:
-    """The draft config.json of each run: a saved copy, or where server_args says it lives."""
-    if saved is None:
-        missing: set[str] = set()
-
-        def find(_source: str, path: str) -> dict[str, Any] | None:
-            found = read_draft_config(path)
-            if found is None and path not in missing:
-                missing.add(path)
-                log.warning(
-                    "draft model %s: no config.json here; changes inside it cannot be seen "
-                    "(--draft-config points at a saved copy)",
-                    redact_text(path),
-                )
-            return found
-
-        return find
-
-    def read(_source: str, _path: str) -> dict[str, Any] | None:
-        return read_draft_config(saved)
-
-    return read
-
-
-def collect(
-    logs: list[Log], tz: tzinfo, draft_config: str | None = None
-) -> tuple[Pipeline, RunTable, list[str]]:
-    """Feed every log (each file of it in order) and return the run table and the problems met."""
-    tracker = RunTracker(draft_reader=_draft_reader(draft_config))
-    pipeline = Pipeline(tracker, year_hint=mtime_hint, zone=lambda _s: tz)
-    table = RunTable(tracker)
-    pipeline.sinks.append(table)
-    problems = []
-    for lg in logs:
-        for path in lg.files:
-            try:
-                with open_log_file(path) as stream:
-                    for chunk, overlong in read_chunks(lg.name, stream, "" if path == "-" else path):
-                        pipeline.feed(chunk)
-                        if overlong:
-                            pipeline.count_overlong(lg.name, overlong)
-            except (OSError, EOFError) as exc:
-                problems.append(f"{path}: {getattr(exc, 'strerror', None) or exc}")
-    return pipeline, table, problems
 
 
 def _notes(pipeline: Pipeline, table: RunTable, source: str) -> list[str]:
@@ -96,7 +43,9 @@ def _notes(pipeline: Pipeline, table: RunTable, source: str) -> list[str]:
     return notes
 
 
-def main(sources: list[str], *, fmt: str, tz: tzinfo, draft_config: str | None = None) -> int:
+def main(
+    sources: list[str], *, fmt: str, tz: tzinfo, draft_config: str | None = None, follow: bool = False
+) -> int:
     logs: list[Log] = []
     for source in sources:
         try:
@@ -104,6 +53,10 @@ def main(sources: list[str], *, fmt: str, tz: tzinfo, draft_config: str | None =
         except InputError as exc:
             print(f"acceptmon: {exc}", file=sys.stderr)
             return BAD_SOURCE
+    if follow:
+        from acceptmon.runsview.live import follow_logs
+
+        return WORSE if follow_logs(logs, tz, draft_config) else 0
     pipeline, table, problems = collect(logs, tz, draft_config)
     for problem in problems:
         print(f"acceptmon: cannot read {problem}", file=sys.stderr)

@@ -7,6 +7,7 @@ is the detector's comparison on exactly the intervals the table counts.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -17,6 +18,9 @@ from acceptmon.detect.verdict import RunLevel, Verdict, judge
 from acceptmon.model import DecodeSample, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.summary import describe_change, describe_settings
+
+#: Intervals the live view draws.
+RECENT = 240
 
 
 @dataclass
@@ -29,6 +33,8 @@ class RunStats:
     tokens: float = 0.0
     rate_tokens: float = 0.0
     last_ts: datetime | None = None
+    #: The latest intervals' accept len, for the live view's sparkline.
+    recent: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT))
 
     @property
     def intervals(self) -> int:
@@ -90,6 +96,7 @@ class RunTable:
             weight = float(running or 1)
             stats.tokens += weight
             stats.rate_tokens += weight * record.accept_rate
+        stats.recent.append(record.accept_len)
         stats.last_ts = record.meta.ts or stats.last_ts
 
     def sources(self) -> list[str]:

@@ -1,0 +1,72 @@
+"""Reading logs into the run table: the agent's pipeline, files fed to their end in order."""
+
+from __future__ import annotations
+
+import logging
+from datetime import tzinfo
+from typing import Any
+
+from acceptmon.oneshot import mtime_hint, read_chunks
+from acceptmon.pipeline import Pipeline
+from acceptmon.redact import redact_text
+from acceptmon.runs import DraftReader, RunTracker
+from acceptmon.runs.draft_config import read_draft_config
+from acceptmon.runsview.collect import RunTable
+from acceptmon.runsview.inputs import Log, open_log_file
+
+log = logging.getLogger("acceptmon.runs")
+
+
+def _draft_reader(saved: str | None) -> DraftReader:
+    """The draft config.json of each run: a saved copy, or where server_args says it lives."""
+    if saved is None:
+        missing: set[str] = set()
+
+        def find(_source: str, path: str) -> dict[str, Any] | None:
+            found = read_draft_config(path)
+            if found is None and path not in missing:
+                missing.add(path)
+                log.warning(
+                    "draft model %s: no config.json here; changes inside it cannot be seen "
+                    "(--draft-config points at a saved copy)",
+                    redact_text(path),
+                )
+            return found
+
+        return find
+
+    def read(_source: str, _path: str) -> dict[str, Any] | None:
+        return read_draft_config(saved)
+
+    return read
+
+
+def new_pipeline(tz: tzinfo, draft_config: str | None = None) -> tuple[Pipeline, RunTable]:
+    """The agent's pipeline with a run table as its sink."""
+    tracker = RunTracker(draft_reader=_draft_reader(draft_config))
+    pipeline = Pipeline(tracker, year_hint=mtime_hint, zone=lambda _s: tz)
+    table = RunTable(tracker)
+    pipeline.sinks.append(table)
+    return pipeline, table
+
+
+def feed_file(pipeline: Pipeline, name: str, path: str) -> str | None:
+    """Feed one file to its end as source ``name``; the problem met, if any."""
+    try:
+        with open_log_file(path) as stream:
+            for chunk, overlong in read_chunks(name, stream, "" if path == "-" else path):
+                pipeline.feed(chunk)
+                if overlong:
+                    pipeline.count_overlong(name, overlong)
+    except (OSError, EOFError) as exc:
+        return f"{path}: {getattr(exc, 'strerror', None) or exc}"
+    return None
+
+
+def collect(
+    logs: list[Log], tz: tzinfo, draft_config: str | None = None
+) -> tuple[Pipeline, RunTable, list[str]]:
+    """Feed every log (each file of it in order) and return the run table and the problems met."""
+    pipeline, table = new_pipeline(tz, draft_config)
+    problems = [p for lg in logs for path in lg.files if (p := feed_file(pipeline, lg.name, path))]
+    return pipeline, table, problems
