@@ -57,7 +57,12 @@ def _runs(args: argparse.Namespace) -> int:
         )
         return 2
     return runsview.main(
-        args.sources, fmt=args.format, tz=tz, draft_config=args.draft_config, follow=args.follow
+        args.sources,
+        fmt=args.format,
+        tz=tz,
+        draft_config=args.draft_config,
+        follow=args.follow,
+        ssh_config=args.ssh_config,
     )
 
 
@@ -166,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the config change that opened it), then the latest run against the previous run with a "
         "different config: better, worse, same, or not enough data yet. A SOURCE is a file, a glob "
         "(quote it; rotations such as server.log.1 and server.log.2.gz join their log, oldest "
-        "first) or '-'.",
+        "first), '-', or ssh://[user@]host[:port]/path-or-glob (read once over SFTP).",
         epilog="exit status: 0 the latest run is not worse (or cannot be judged yet); 3 it is worse "
         "than its baseline (for any log); 2 a SOURCE names nothing readable or a flag is invalid",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -178,13 +183,21 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument(
         "--draft-config",
         metavar="PATH",
-        help="a saved copy of the draft model's config.json to snapshot for every run "
-        "(default: the draft model path in server_args, read on this host)",
+        action="append",
+        help="a saved copy of the draft model's config.json, as it was at a start: repeat it for "
+        "each start in order (the last one counts for every later start). Default: the draft "
+        "model path in server_args, read on the log's host",
     )
     runs.add_argument(
         "--timezone",
         metavar="ZONE",
         help="IANA zone the logs' wall-clock timestamps are in (default: this host's, TZ honoured)",
+    )
+    runs.add_argument(
+        "--ssh-config",
+        metavar="FILE",
+        help="OpenSSH client config for ssh:// SOURCEs (default ~/.ssh/config; its known_hosts, "
+        "IdentityFile and ProxyJump are honoured, unknown host keys refused)",
     )
     runs.add_argument(
         "--follow",

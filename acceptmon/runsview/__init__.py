@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from datetime import tzinfo
 
 from acceptmon.pipeline import Pipeline
+from acceptmon.runs.draft_config import FileReader
 from acceptmon.runsview import render
 from acceptmon.runsview.collect import RunTable
 from acceptmon.runsview.inputs import InputError, Log, expand
 from acceptmon.runsview.read import collect
+from acceptmon.runsview.remote import RemoteLogs, open_remote
 
 #: Exit status when the latest run of some log is worse than its baseline.
 WORSE = 3
@@ -44,20 +47,57 @@ def _notes(pipeline: Pipeline, table: RunTable, source: str) -> list[str]:
 
 
 def main(
-    sources: list[str], *, fmt: str, tz: tzinfo, draft_config: str | None = None, follow: bool = False
+    sources: list[str],
+    *,
+    fmt: str,
+    tz: tzinfo,
+    draft_config: list[str] | None = None,
+    follow: bool = False,
+    ssh_config: str | None = None,
 ) -> int:
     logs: list[Log] = []
-    for source in sources:
-        try:
-            logs += expand(source)
-        except InputError as exc:
-            print(f"acceptmon: {exc}", file=sys.stderr)
-            return BAD_SOURCE
+    remotes: list[RemoteLogs] = []
+    try:
+        for source in sources:
+            if source.startswith("ssh://"):
+                remote = open_remote(source, ssh_config)
+                remotes.append(remote)
+                logs += [replace(lg, opener=remote.open) for lg in remote.logs]
+            else:
+                logs += expand(source)
+        readers: dict[str, FileReader] = {lg.name: r.read_file for r in remotes for lg in r.logs}
+        return _report(
+            logs,
+            fmt=fmt,
+            tz=tz,
+            draft_config=draft_config,
+            follow=follow,
+            ssh_config=ssh_config,
+            readers=readers,
+        )
+    except InputError as exc:
+        print(f"acceptmon: {exc}", file=sys.stderr)
+        return BAD_SOURCE
+    finally:
+        for remote in remotes:
+            remote.close()
+
+
+def _report(
+    logs: list[Log],
+    *,
+    fmt: str,
+    tz: tzinfo,
+    draft_config: list[str] | None,
+    follow: bool,
+    ssh_config: str | None,
+    readers: dict[str, FileReader],
+) -> int:
     if follow:
         from acceptmon.runsview.live import follow_logs
 
-        return WORSE if follow_logs(logs, tz, draft_config) else 0
-    pipeline, table, problems = collect(logs, tz, draft_config)
+        return WORSE if follow_logs(logs, tz, draft_config, ssh_config=ssh_config, readers=readers) else 0
+    pipeline, table, problems = collect(logs, tz, draft_config, readers)
     for problem in problems:
         print(f"acceptmon: cannot read {problem}", file=sys.stderr)
     names = [lg.name for lg in logs]

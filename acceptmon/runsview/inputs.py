@@ -16,7 +16,7 @@ import lzma
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import IO
 
@@ -33,12 +33,17 @@ _OPENERS: dict[str, Callable[[str, str], IO[bytes]]] = {
 }
 
 
+#: Opens one file of a log for reading (local, or over SFTP).
+Opener = Callable[[str], AbstractContextManager[IO[bytes]]]
+
+
 @dataclass(frozen=True, slots=True)
 class Log:
-    """One log: its name (the source label) and its files, oldest first."""
+    """One log: its name (the source label), its files oldest first, and how to open them."""
 
     name: str
     files: tuple[str, ...]
+    opener: Opener | None = None
 
 
 class InputError(Exception):
@@ -60,13 +65,14 @@ def expand(source: str) -> list[Log]:
 
 
 def _readable(path: str) -> bool:
-    if _plain(path) == path or os.path.splitext(path)[1].lower() in _OPENERS:
+    if plain_name(path) == path or os.path.splitext(path)[1].lower() in _OPENERS:
         return True
     log.warning("%s: cannot decompress this format; skipped", path)
     return False
 
 
-def _plain(name: str) -> str:
+def plain_name(name: str) -> str:
+    """The name without a compression suffix."""
     lower = name.lower()
     for suffix in COMPRESSED_SUFFIXES:
         if lower.endswith(suffix):
@@ -80,16 +86,16 @@ def _group(paths: list[str]) -> list[Log]:
         p
         for p in paths
         if not any(
-            q != p and is_rotated_name(os.path.basename(q), os.path.basename(_plain(p))) for q in paths
+            q != p and is_rotated_name(os.path.basename(q), os.path.basename(plain_name(p))) for q in paths
         )
-        and _plain(p) == p
+        and plain_name(p) == p
     ]
     members: dict[str, list[str]] = {b: [] for b in bases}
     for p in paths:
         if p in members:
             continue
         owner = next(
-            (b for b in bases if is_rotated_name(os.path.basename(b), os.path.basename(_plain(p)))), None
+            (b for b in bases if is_rotated_name(os.path.basename(b), os.path.basename(plain_name(p)))), None
         )
         members.setdefault(owner or p, [])
         if owner is not None:

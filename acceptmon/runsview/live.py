@@ -23,11 +23,15 @@ from rich.text import Text
 
 from acceptmon.clock import SystemClock
 from acceptmon.detect.verdict import Verdict
+from acceptmon.runs.draft_config import FileReader
 from acceptmon.runsview.collect import RunStats, RunTable
 from acceptmon.runsview.inputs import Log
 from acceptmon.runsview.read import feed_file, new_pipeline
 from acceptmon.runsview.render import duration_words
+from acceptmon.sources.base import Source
 from acceptmon.sources.local import LocalSource
+from acceptmon.sources.ssh import SSHSource
+from acceptmon.sources.ssh.options import SSHSettings
 
 TICKS = "▁▂▃▄▅▆▇█"
 #: Sparkline width in intervals (one character each).
@@ -113,19 +117,27 @@ def _logs_above() -> Iterator[None]:
 def follow_logs(
     logs: list[Log],
     tz: tzinfo,
-    draft_config: str | None = None,
+    draft_config: list[str] | None = None,
     *,
     console: Console | None = None,
     stop: threading.Event | None = None,
     interval: float = 0.25,
+    ssh_config: str | None = None,
+    readers: dict[str, FileReader] | None = None,
 ) -> bool:
     """Follow until Ctrl-C (or ``stop``); True when some latest run ended up worse."""
-    pipeline, table = new_pipeline(tz, draft_config)
+    pipeline, table = new_pipeline(tz, draft_config, readers)
     for lg in logs:
         for path in lg.files[:-1]:
-            feed_file(pipeline, lg.name, path)
+            feed_file(pipeline, lg.name, path, lg.opener)
     clock = SystemClock()
-    sources = [LocalSource(lg.name, lg.files[-1], clock=clock) for lg in logs if lg.files[-1] != "-"]
+    sources: list[Source] = []
+    for lg in logs:
+        if lg.opener is not None:  # ssh://: its current file followed as the agent follows it
+            settings = SSHSettings(ssh_config=ssh_config) if ssh_config else SSHSettings()
+            sources.append(SSHSource(lg.name, lg.name, settings, clock=clock))
+        elif lg.files[-1] != "-":
+            sources.append(LocalSource(lg.name, lg.files[-1], clock=clock))
     for lg in logs:
         if lg.files[-1] == "-":
             feed_file(pipeline, lg.name, "-")

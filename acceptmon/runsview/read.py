@@ -10,50 +10,56 @@ from acceptmon.oneshot import mtime_hint, read_chunks
 from acceptmon.pipeline import Pipeline
 from acceptmon.redact import redact_text
 from acceptmon.runs import DraftReader, RunTracker
-from acceptmon.runs.draft_config import read_draft_config
+from acceptmon.runs.draft_config import FileReader, read_draft_config, read_local
 from acceptmon.runsview.collect import RunTable
-from acceptmon.runsview.inputs import Log, open_log_file
+from acceptmon.runsview.inputs import Log, Opener, open_log_file
 
 log = logging.getLogger("acceptmon.runs")
 
 
-def _draft_reader(saved: str | None) -> DraftReader:
-    """The draft config.json of each run: a saved copy, or where server_args says it lives."""
-    if saved is None:
-        missing: set[str] = set()
+def _draft_reader(saved: list[str], readers: dict[str, FileReader]) -> DraftReader:
+    """The draft config.json of each run: saved copies (the i-th for the i-th start, the
+    last one for every later start), or where server_args says it lives (on the log's own
+    host: ``readers`` maps a remote source to its file reader)."""
+    if saved:
+        starts = [0]
 
-        def find(_source: str, path: str) -> dict[str, Any] | None:
-            found = read_draft_config(path)
-            if found is None and path not in missing:
-                missing.add(path)
-                log.warning(
-                    "draft model %s: no config.json here; changes inside it cannot be seen "
-                    "(--draft-config points at a saved copy)",
-                    redact_text(path),
-                )
-            return found
+        def copy(_source: str, _path: str) -> dict[str, Any] | None:
+            starts[0] += 1
+            return read_draft_config(saved[min(starts[0], len(saved)) - 1])
 
-        return find
+        return copy
+    missing: set[str] = set()
 
-    def read(_source: str, _path: str) -> dict[str, Any] | None:
-        return read_draft_config(saved)
+    def find(source: str, path: str) -> dict[str, Any] | None:
+        found = read_draft_config(path, readers.get(source, read_local))
+        if found is None and path not in missing:
+            missing.add(path)
+            log.warning(
+                "draft model %s: no config.json here; changes inside it cannot be seen "
+                "(--draft-config points at a saved copy)",
+                redact_text(path),
+            )
+        return found
 
-    return read
+    return find
 
 
-def new_pipeline(tz: tzinfo, draft_config: str | None = None) -> tuple[Pipeline, RunTable]:
+def new_pipeline(
+    tz: tzinfo, draft_config: list[str] | None = None, readers: dict[str, FileReader] | None = None
+) -> tuple[Pipeline, RunTable]:
     """The agent's pipeline with a run table as its sink."""
-    tracker = RunTracker(draft_reader=_draft_reader(draft_config))
+    tracker = RunTracker(draft_reader=_draft_reader(draft_config or [], readers or {}))
     pipeline = Pipeline(tracker, year_hint=mtime_hint, zone=lambda _s: tz)
     table = RunTable(tracker)
     pipeline.sinks.append(table)
     return pipeline, table
 
 
-def feed_file(pipeline: Pipeline, name: str, path: str) -> str | None:
+def feed_file(pipeline: Pipeline, name: str, path: str, opener: Opener | None = None) -> str | None:
     """Feed one file to its end as source ``name``; the problem met, if any."""
     try:
-        with open_log_file(path) as stream:
+        with (opener or open_log_file)(path) as stream:
             for chunk, overlong in read_chunks(name, stream, "" if path == "-" else path):
                 pipeline.feed(chunk)
                 if overlong:
@@ -64,9 +70,12 @@ def feed_file(pipeline: Pipeline, name: str, path: str) -> str | None:
 
 
 def collect(
-    logs: list[Log], tz: tzinfo, draft_config: str | None = None
+    logs: list[Log],
+    tz: tzinfo,
+    draft_config: list[str] | None = None,
+    readers: dict[str, FileReader] | None = None,
 ) -> tuple[Pipeline, RunTable, list[str]]:
     """Feed every log (each file of it in order) and return the run table and the problems met."""
-    pipeline, table = new_pipeline(tz, draft_config)
-    problems = [p for lg in logs for path in lg.files if (p := feed_file(pipeline, lg.name, path))]
+    pipeline, table = new_pipeline(tz, draft_config, readers)
+    problems = [p for lg in logs for path in lg.files if (p := feed_file(pipeline, lg.name, path, lg.opener))]
     return pipeline, table, problems

@@ -81,3 +81,17 @@ def test_a_glob_over_two_logs_gives_two_tables(tmp_path: Path, capsys: pytest.Ca
 def test_missing_source_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["runs", str(tmp_path / "nope.log")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_saved_draft_configs_name_the_changed_key_on_the_demo_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snapshots = json.loads((DEMO.parent / "demo-draft-configs.json").read_text())["snapshots"]
+    args = []
+    for i, snap in enumerate(snapshots):
+        (tmp_path / f"start{i}.json").write_text(json.dumps(snap))
+        args += ["--draft-config", str(tmp_path / f"start{i}.json")]
+    assert main(["runs", *args, str(DEMO)]) == 0
+    out = capsys.readouterr().out
+    assert "draft.eagle_config.eagle_aux_hidden_state_layer_ids" in out
+    assert "verdict: r3 vs r2: BETTER" in out and "not found" not in out
