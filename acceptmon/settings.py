@@ -47,7 +47,11 @@ _SOURCE_KEYS = {
     "timezone",
     "host",
     "labels",
+    "hf_home",
+    "speculative",
 }
+#: ``speculative:`` keys, for a log whose start line acceptmon never saw (rotated away, --from-end).
+SPECULATIVE_KEYS = ("num_steps", "num_draft_tokens", "topk")
 
 
 class ConfigError(ValueError):
@@ -79,6 +83,10 @@ class SourceConfig:
 
     def option(self, key: str, default: Any = None) -> Any:
         return dict(self.options).get(key, default)
+
+    def speculative(self) -> dict[str, int]:
+        """The declared speculative settings (``speculative:``), for runs without a start line."""
+        return dict(self.option("speculative", ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +194,7 @@ def _source(item: Any, i: int, default_begin: bool, problems: list[str]) -> Sour
             (
                 k,
                 tuple(sorted(v.items(), key=lambda kv: str(kv[0])))
-                if k == "labels" and isinstance(v, Mapping)
+                if k in ("labels", "speculative") and isinstance(v, Mapping)
                 else v,
             )
             for k, v in item.items()
@@ -222,6 +230,33 @@ def _source_identity(item: Mapping[str, Any], where: str, problems: list[str]) -
         problems.append(f"{where}.host: expected a non-empty string")
     if "labels" in item:
         problems.extend(f"{where}.labels: {p}" for p in label_problems(item["labels"]))
+    _source_draft(item, where, problems)
+
+
+def _source_draft(item: Mapping[str, Any], where: str, problems: list[str]) -> None:
+    """``hf_home`` (where the Hugging Face cache of draft models is) and ``speculative``."""
+    hf = item.get("hf_home")
+    if hf is not None and (not isinstance(hf, str) or not hf.strip() or "\x00" in hf):
+        problems.append(
+            f"{where}.hf_home: expected a directory path (HF_HOME on the log's host), got {shown(hf)}"
+        )
+    spec = item.get("speculative")
+    if spec is None:
+        return
+    if not isinstance(spec, Mapping):
+        problems.append(
+            f"{where}.speculative: expected a mapping of {', '.join(SPECULATIVE_KEYS)}, got {shown(spec)}"
+        )
+        return
+    problems += unknown_keys(spec, set(SPECULATIVE_KEYS), f"{where}.speculative")
+    for key in SPECULATIVE_KEYS:
+        value = spec.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 64
+        ):
+            problems.append(
+                f"{where}.speculative.{key}: expected a whole number from 1 to 64, got {shown(value)}"
+            )
 
 
 def from_mapping(

@@ -34,7 +34,7 @@ from acceptmon.model import Finding, Run
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker
 from acceptmon.runs.codec import SnapshotStore
-from acceptmon.runs.draft_config import read_draft_config, read_local
+from acceptmon.runs.draft_config import parse_config, read_draft_config, read_local
 from acceptmon.runs.watched_files import WatchedFiles
 from acceptmon.settings import Config, SourceConfig
 from acceptmon.sources.base import Source, SourceHealth
@@ -93,6 +93,9 @@ class Agent:
             watched_reader=self.watched.snapshot,
         )
         self._zones: dict[str, tzinfo] = {}
+        #: Sources whose current run's draft config.json could not be found (a gauge).
+        self.draft_missing: dict[str, bool] = {}
+        self._draft_warned: set[tuple[str, str]] = set()
         self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
         self.detector = Detector(DetectConfig.from_dict(config.detect))
         self.pipeline.sinks.append(self.detector.observe)
@@ -409,8 +412,23 @@ class Agent:
         return entry
 
     def _read_draft(self, source: str, draft_path: str) -> dict[str, Any] | None:
+        """The run's draft config.json where the log lives; a miss is one WARNING and a gauge."""
         entry = self._source_entry(source)
-        return read_draft_config(draft_path, factory.host_reader(*entry) if entry else read_local)
+        if entry is not None and entry[0].kind == "ssh":
+            fetched = entry[1].remote_files.draft(draft_path)  # type: ignore[attr-defined]
+            found = parse_config(fetched[1], fetched[0]) if fetched else None
+        else:
+            found = read_draft_config(draft_path, read_local, factory.local_hub(entry[0] if entry else None))
+        self.draft_missing[source] = found is None
+        if found is None and (source, draft_path) not in self._draft_warned:
+            self._draft_warned.add((source, draft_path))
+            log.warning(
+                "%s: no config.json found for draft model %s; changes inside it cannot be seen "
+                "(set hf_home for a Hugging Face cache elsewhere)",
+                source,
+                redact.redact_text(draft_path),
+            )
+        return found
 
     def _run_started(self, run: Run) -> None:
         # The ending run's verdict first: a backlog (agent deployed or down

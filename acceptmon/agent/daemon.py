@@ -16,6 +16,7 @@ from acceptmon import startup
 from acceptmon.agent import Agent
 from acceptmon.agent.health import (
     checkpoint_metrics,
+    draft_metrics,
     finding_metrics,
     healthz,
     http_metrics,
@@ -42,6 +43,7 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
             agent.checkpoint_age(), agent.checkpoint_errors, agent.checkpoint_discarded
         )
         yield from reload_metrics(agent.reload_ok, agent.reload_at)
+        yield from draft_metrics(agent.draft_missing)
         yield from finding_metrics(agent.findings, agent.raised, agent.pipeline.store.hosts)
         if agent.notify_worker is not None:
             from acceptmon.notify import OUTCOMES

@@ -67,6 +67,14 @@ def checkpoint_metrics(age: float | None, errors: int, discarded: int = 0) -> It
     yield bad
 
 
+def draft_metrics(missing: Mapping[str, bool]) -> Iterator[Metric]:
+    """Which sources run with a draft config acceptmon could not read."""
+    fam = _fam("acceptmon_draft_config_missing")
+    for source, gone in sorted(missing.items()):
+        fam.add_metric([source], 1.0 if gone else 0.0)
+    yield fam
+
+
 def reload_metrics(ok: bool, at: float) -> Iterator[Metric]:
     """Whether the last settings (re)load took, and when one last did (as Prometheus does)."""
     success = _fam("acceptmon_config_last_reload_successful")

@@ -30,8 +30,13 @@ def build(cfg: SourceConfig, clock: Clock, events: FileEvents | None = None) -> 
         from acceptmon.runs.draft_config import candidates
         from acceptmon.sources.ssh import SSHSource
 
+        hub = remote_hub(cfg)
         source: Source = SSHSource(
-            cfg.name, cfg.path, ssh_settings(cfg), clock=clock, draft_candidates=candidates
+            cfg.name,
+            cfg.path,
+            ssh_settings(cfg),
+            clock=clock,
+            draft_candidates=lambda path, snapshots: candidates(path, hub, snapshots),
         )
         return source
     if cfg.kind == "journald":
@@ -43,6 +48,26 @@ def build(cfg: SourceConfig, clock: Clock, events: FileEvents | None = None) -> 
     from acceptmon.sources.stdin import StreamSource
 
     return StreamSource(cfg.name, sys.stdin.buffer)
+
+
+#: The HF hub cache on a remote host when the source names no ``hf_home``: relative to
+#: the login's home directory, where SFTP paths start.
+REMOTE_HUB = ".cache/huggingface/hub"
+
+
+def remote_hub(cfg: SourceConfig) -> str:
+    hf_home = cfg.option("hf_home")
+    return f"{str(hf_home).rstrip('/')}/hub" if hf_home else REMOTE_HUB
+
+
+def local_hub(cfg: SourceConfig | None) -> str | None:
+    """A local source's ``hf_home``/hub, or None for this host's default."""
+    hf_home = cfg.option("hf_home") if cfg is not None else None
+    if not hf_home:
+        return None
+    from acceptmon.runs.draft_config import local_hub as hub
+
+    return hub(str(hf_home))
 
 
 def ssh_settings(cfg: SourceConfig) -> Any:

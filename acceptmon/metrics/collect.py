@@ -114,6 +114,10 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
         "Source errors by kind (permission_denied, unreachable, auth, host_key, ...).",
         ("source", "kind"),
     ),
+    _g(
+        "acceptmon_draft_config_missing",
+        "1 while the current run's draft model config.json could not be found (changes inside it are invisible).",
+    ),
     _g("acceptmon_checkpoint_age_seconds", "Seconds since the last successful checkpoint.", ()),
     _c("acceptmon_checkpoint_errors", "Checkpoints that could not be written (disk full, permissions).", ()),
     _c(

@@ -1,8 +1,10 @@
 """Find and read a draft model's ``config.json`` — where EAGLE-3's layer ids live.
 
 ``speculative_draft_model_path`` is either a directory or a Hugging Face
-repo id; for the latter the local HF cache is searched (newest snapshot),
-as SGLang itself would have loaded it from there.
+repo id; for the latter the HF cache of the log's host is searched (newest
+snapshot), as SGLang itself would have loaded it from there: this host's
+for a local log (a source's ``hf_home`` overrides HF_HOME), the remote
+host's over SFTP for an ``ssh://`` one.
 """
 
 from __future__ import annotations
@@ -24,20 +26,37 @@ MAX_CONFIG_BYTES = 1 << 20
 FileReader = Callable[[str], "bytes | None"]
 
 
-def candidates(draft_path: str) -> list[str]:
-    """Where the config may be, most likely first."""
+#: The config.json files of a cache directory's snapshots, newest first (locally or over SFTP).
+Snapshots = Callable[[str], list[str]]
+
+
+def local_snapshots(directory: str) -> list[str]:
+    snapshots = Path(directory)
+    if not snapshots.is_dir():
+        return []
+    found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    return [str(p) for p in found]
+
+
+def local_hub(hf_home: str | None = None) -> str:
+    """This host's Hugging Face hub cache: ``hf_home``/hub, else HF_HUB_CACHE, HF_HOME, ~/.cache."""
+    if hf_home:
+        return os.path.join(os.path.expanduser(hf_home), "hub")
+    return os.environ.get("HF_HUB_CACHE") or os.path.join(
+        os.environ.get("HF_HOME", os.path.expanduser("~/.cache/huggingface")), "hub"
+    )
+
+
+def candidates(draft_path: str, hub: str | None = None, snapshots: Snapshots = local_snapshots) -> list[str]:
+    """Where the config may be, most likely first: the path itself, then (for a repo id such
+    as ``org/name``) the newest snapshot in the hub cache ``hub`` (default: this host's)."""
     out = [draft_path.rstrip("/") + "/config.json"]
     if draft_path.endswith(".json"):
         out.insert(0, draft_path)
     if "/" in draft_path and not draft_path.startswith(("/", ".", "~")):
         org, _, name = draft_path.partition("/")
-        hub = os.environ.get("HF_HUB_CACHE") or os.path.join(
-            os.environ.get("HF_HOME", os.path.expanduser("~/.cache/huggingface")), "hub"
-        )
-        snapshots = Path(hub) / f"models--{org}--{name.replace('/', '--')}" / "snapshots"
-        if snapshots.is_dir():
-            found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-            out += [str(p) for p in found]
+        cache = os.path.join(hub or local_hub(), f"models--{org}--{name.replace('/', '--')}", "snapshots")
+        out += snapshots(cache)
     return out
 
 
@@ -49,17 +68,24 @@ def read_local(path: str) -> bytes | None:
         return None
 
 
-def read_draft_config(draft_path: str, reader: FileReader = read_local) -> dict[str, Any] | None:
-    """The parsed config.json, or None (logged) when it cannot be found or read."""
-    for path in candidates(draft_path):
+def read_draft_config(
+    draft_path: str, reader: FileReader = read_local, hub: str | None = None
+) -> dict[str, Any] | None:
+    """The parsed config.json, or None when it cannot be found or read (the caller says so)."""
+    for path in candidates(draft_path, hub):
         data = reader(path)
-        if data is None:
-            continue
-        try:
-            parsed = json.loads(data)
-        except ValueError as exc:
-            log.warning("draft config %s is not valid JSON (%s); snapshot has no draft config", path, exc)
-            return None
-        return parsed if isinstance(parsed, dict) else None
-    log.info("no config.json found for draft model %s; snapshot has no draft config", redact_text(draft_path))
+        if data is not None:
+            return parse_config(data, path)
     return None
+
+
+def parse_config(data: bytes, path: str) -> dict[str, Any] | None:
+    """A config.json's content; None (with a warning naming the file) when it is not a JSON object."""
+    try:
+        parsed = json.loads(data)
+    except ValueError as exc:
+        log.warning(
+            "draft config %s is not valid JSON (%s); snapshot has no draft config", redact_text(path), exc
+        )
+        return None
+    return parsed if isinstance(parsed, dict) else None

@@ -35,7 +35,7 @@ def _append(path: Path, lines: list[str]) -> None:
         f.write("".join(line + "\n" for line in lines))
 
 
-def _config(tmp: Path, sshd: SSHServer, remote_log: Path, local_log: Path) -> Path:
+def _config(tmp: Path, sshd: SSHServer, remote_log: Path, local_log: Path, **remote: object) -> Path:
     cfg = tmp / "acceptmon.yaml"
     cfg.write_text(
         json.dumps(
@@ -47,6 +47,7 @@ def _config(tmp: Path, sshd: SSHServer, remote_log: Path, local_log: Path) -> Pa
                         "ssh_config": str(sshd.ssh_config),
                         "poll_interval": 0.1,
                         "timezone": "UTC",
+                        **remote,
                     },
                     {"name": "local", "path": str(local_log), "timezone": "UTC"},
                 ]
@@ -119,3 +120,25 @@ def test_remote_draft_config_is_part_of_the_run_snapshot(
     runs = agent.api("/api/runs")
     text = json.dumps(runs)
     assert "eagle_aux_hidden_state_layer_ids" in text and "58" in text, text[:2000]
+
+
+def test_a_repo_id_draft_is_found_in_the_remote_hf_cache(
+    sshd: SSHServer, tmp_path: Path, agents: list[AgentProcess]
+) -> None:
+    snap = tmp_path / "hf" / "hub" / "models--org--draft" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text(
+        json.dumps({"eagle_config": {"eagle_aux_hidden_state_layer_ids": [7, 8]}})
+    )
+    remote, local = tmp_path / "remote.log", tmp_path / "local.log"
+    _append(remote, [synth.server_args_line(T0, speculative_draft_model_path="org/draft")])
+    _append(remote, [synth.decode_line(T0, 2.5)])
+    local.write_text("")
+    cfg = _config(tmp_path, sshd, remote, local, hf_home=str(tmp_path / "hf"))
+    agent = AgentProcess(tmp_path / "state", ["--config", str(cfg)])
+    agents.append(agent)
+    wait_for(
+        lambda: agent.metric("acceptmon_decode_batches_total", source="remote") == 1, 20, "remote never read"
+    )
+    assert "eagle_aux_hidden_state_layer_ids" in json.dumps(agent.api("/api/runs"))
+    assert agent.metric("acceptmon_draft_config_missing", source="remote") == 0

@@ -189,3 +189,27 @@ def test_an_alias_bomb_is_refused_without_expanding_it(tmp_path: Path) -> None:
         load(str(path))
     assert max(len(p) for p in err.value.problems) < 400
     assert any(p.startswith("detect.min_drop: must be a number") for p in err.value.problems)
+
+
+@pytest.mark.parametrize(
+    ("source", "needle"),
+    [
+        ({"hf_home": 3}, "hf_home: expected a directory path"),
+        ({"speculative": "steps=3"}, "speculative: expected a mapping"),
+        ({"speculative": {"num_step": 3}}, "unknown key 'num_step'; did you mean 'num_steps'?"),
+        ({"speculative": {"num_steps": 0}}, "speculative.num_steps: expected a whole number from 1 to 64"),
+        ({"speculative": {"topk": True}}, "speculative.topk: expected a whole number"),
+    ],
+)
+def test_draft_discovery_and_declared_speculative_settings_are_checked(
+    source: dict[str, Any], needle: str
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        from_mapping({"sources": [{"path": "/var/log/x.log", **source}]})
+    assert needle in str(err.value)
+
+
+def test_declared_speculative_settings_load() -> None:
+    spec = {"num_steps": 3, "num_draft_tokens": 4, "topk": 1}
+    cfg = from_mapping({"sources": [{"path": "/var/log/x.log", "hf_home": "/data/hf", "speculative": spec}]})
+    assert cfg.sources[0].speculative() == spec and cfg.sources[0].option("hf_home") == "/data/hf"

@@ -16,6 +16,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TypeVar
 
 import paramiko
 
@@ -24,6 +25,8 @@ from acceptmon.sources.ssh.connect import Connection
 from acceptmon.sources.ssh.sftpfs import SFTPFS
 
 log = logging.getLogger(__name__)
+
+_V = TypeVar("_V")
 
 #: How long one remote file read may take before it is given up (seconds).
 FETCH_DEADLINE = 10.0
@@ -35,8 +38,11 @@ _DRAFT_PATH = re.compile(r"speculative_draft_model_path'?\s{0,4}[=:]\s{0,4}(['\"
 #: Remote files remembered (a few per draft model, plus the zone).
 _MEMORY = 64
 
-#: Where a draft model's config.json may be, most likely first (``runs.draft_config.candidates``).
-Candidates = Callable[[str], list[str]]
+#: Lists a remote directory's snapshots' config.json files, newest first.
+RemoteSnapshots = Callable[[str], list[str]]
+#: Where a draft model's config.json may be, most likely first, given a way to list the
+#: remote HF cache (``runs.draft_config.candidates``, injected by the agent).
+Candidates = Callable[[str, RemoteSnapshots], list[str]]
 
 
 def read_over(conn: Connection, path: str, max_bytes: int, deadline: float = FETCH_DEADLINE) -> bytes | None:
@@ -63,6 +69,25 @@ def read_over(conn: Connection, path: str, max_bytes: int, deadline: float = FET
             sftp.close()
 
 
+def snapshots_over(conn: Connection, directory: str) -> list[str]:
+    """``<directory>/<snapshot>/config.json`` for each snapshot on the remote host, newest first."""
+    sftp: paramiko.SFTPClient | None = None
+    try:
+        sftp = paramiko.SFTPClient.from_transport(conn.transport)
+        if sftp is None:
+            return []
+        channel = sftp.get_channel()
+        if channel is not None:
+            channel.settimeout(FETCH_DEADLINE)
+        entries = sorted(sftp.listdir_attr(directory), key=lambda e: e.st_mtime or 0, reverse=True)
+        return [f"{directory}/{e.filename}/config.json" for e in entries]
+    except Exception:  # no cache there, or unreadable: the other candidates remain
+        return []
+    finally:
+        if sftp is not None:
+            sftp.close()
+
+
 def draft_paths(lines: list[str]) -> list[str]:
     """Draft model paths named by start lines among ``lines`` (cheap: most lines skip at once)."""
     out = []
@@ -82,6 +107,7 @@ class RemoteFiles:
         self._candidates = candidates
         self._max_bytes = max_bytes
         self._files: OrderedDict[str, bytes | None] = OrderedDict()
+        self._drafts: OrderedDict[str, tuple[str, bytes] | None] = OrderedDict()
         self._lock = threading.Lock()
         self.zone_fetched = False
 
@@ -90,12 +116,18 @@ class RemoteFiles:
         with self._lock:
             return self._files.get(path)
 
+    def draft(self, draft_path: str) -> tuple[str, bytes] | None:
+        """The config.json last fetched for a draft model (the file it was found in, its bytes)."""
+        with self._lock:
+            return self._drafts.get(draft_path)
+
     def _put(self, path: str, data: bytes | None) -> None:
         with self._lock:
-            self._files[path] = data
-            self._files.move_to_end(path)
-            while len(self._files) > _MEMORY:
-                self._files.popitem(last=False)
+            _remember(self._files, path, data)
+
+    def _put_draft(self, draft_path: str, found: tuple[str, bytes] | None) -> None:
+        with self._lock:
+            _remember(self._drafts, draft_path, found)
 
     def fetch_zone(self, conn: Connection) -> None:
         """The host's /etc/localtime, once, before the first line is handed over."""
@@ -108,8 +140,17 @@ class RemoteFiles:
         if self._candidates is None:
             return
         for draft in draft_paths(lines):
-            for path in self._candidates(draft):
+            found = None
+            for path in self._candidates(draft, lambda d: snapshots_over(conn, d)):
                 data = read_over(conn, path, self._max_bytes)
-                self._put(path, data)
                 if data is not None:
+                    found = (path, data)
                     break
+            self._put_draft(draft, found)
+
+
+def _remember(memory: OrderedDict[str, _V], key: str, value: _V) -> None:
+    memory[key] = value
+    memory.move_to_end(key)
+    while len(memory) > _MEMORY:
+        memory.popitem(last=False)
