@@ -41,3 +41,9 @@ def test_glob_flag_and_round_trip() -> None:
 def test_rejects(url: str, why: str) -> None:
     with pytest.raises(SSHURLError, match=why):
         parse_ssh_url(url)
+
+
+def test_a_password_in_the_url_is_never_echoed() -> None:
+    with pytest.raises(SSHURLError) as err:
+        parse_ssh_url("ssh://bob:hunter2@gpu-7/var/log/x.log")
+    assert "hunter2" not in str(err.value) and "passwords in URLs are not supported" in str(err.value)

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from acceptmon.redact import redact_text
+
 _GLOB_CHARS = frozenset("*?[")
 #: ``host``, ``host:port`` or ``[v6]:port`` (the port's range is urlsplit's to check).
 _HOSTPORT = re.compile(r"(\[[0-9A-Za-z:.%]*\]|[^\[\]:]*)(:[0-9]*)?")
@@ -41,40 +43,41 @@ class SSHTarget:
 
 def parse_ssh_url(url: str) -> SSHTarget:
     """Parse an ``ssh://`` source URL; raise ``SSHURLError`` saying what is wrong."""
+    shown = repr(redact_text(url))  # a password typed into the URL is never echoed
     try:
         parts = urlsplit(url)
     except ValueError as exc:  # e.g. an unclosed IPv6 bracket
-        raise SSHURLError(f"{url!r}: {exc}; an IPv6 address goes in brackets: ssh://[::1]:22/path") from None
+        raise SSHURLError(f"{shown}: {exc}; an IPv6 address goes in brackets: ssh://[::1]:22/path") from None
     if parts.scheme != "ssh" or not url.startswith("ssh://"):
-        raise SSHURLError(f"{url!r}: not an ssh:// URL")
+        raise SSHURLError(f"{shown}: not an ssh:// URL")
     if parts.password is not None:
-        raise SSHURLError(f"{url!r}: passwords in URLs are not supported; use keys or ssh-agent")
+        raise SSHURLError(f"{shown}: passwords in URLs are not supported; use keys or ssh-agent")
     if parts.query or parts.fragment:
-        raise SSHURLError(f"{url!r}: unexpected '?' or '#' part")
+        raise SSHURLError(f"{shown}: unexpected '?' or '#' part")
     hostport = parts.netloc.rpartition("@")[2]
     if not _HOSTPORT.fullmatch(hostport):
         raise SSHURLError(
-            f"{url!r}: bad host or port: expected host, host:PORT or [IPv6]:PORT "
+            f"{shown}: bad host or port: expected host, host:PORT or [IPv6]:PORT "
             "with PORT a number from 1 to 65535"
         )
     try:
         host = parts.hostname
         port = parts.port
     except ValueError:
-        raise SSHURLError(f"{url!r}: bad port: expected a number from 1 to 65535") from None
+        raise SSHURLError(f"{shown}: bad port: expected a number from 1 to 65535") from None
     if not host:
-        raise SSHURLError(f"{url!r}: no host")
+        raise SSHURLError(f"{shown}: no host")
     if port == 0:
-        raise SSHURLError(f"{url!r}: bad port: expected a number from 1 to 65535")
+        raise SSHURLError(f"{shown}: bad port: expected a number from 1 to 65535")
     path = unquote(parts.path)
     if not path.startswith("/") or path == "/":
-        raise SSHURLError(f"{url!r}: the remote path must be absolute, e.g. ssh://host/var/log/app.log")
+        raise SSHURLError(f"{shown}: the remote path must be absolute, e.g. ssh://host/var/log/app.log")
     segments = path.split("/")
     if segments[1].startswith("~") or ".." in segments:
-        raise SSHURLError(f"{url!r}: the remote path must be absolute, without '~' or '..'")
+        raise SSHURLError(f"{shown}: the remote path must be absolute, without '~' or '..'")
     if any(ord(c) < 32 or c == "\x7f" for c in path):
-        raise SSHURLError(f"{url!r}: control characters in the remote path")
+        raise SSHURLError(f"{shown}: control characters in the remote path")
     if any(c in _GLOB_CHARS for c in path.rsplit("/", 1)[0]):
-        raise SSHURLError(f"{url!r}: glob characters are only supported in the file name")
+        raise SSHURLError(f"{shown}: glob characters are only supported in the file name")
     user = unquote(parts.username) if parts.username else None
     return SSHTarget(host=host, path=path, user=user, port=port)
