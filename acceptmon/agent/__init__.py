@@ -436,6 +436,8 @@ class Agent:
         # evaluation would already see the run after it.
         self.evaluate(wall_clock=False)
         self.detector.observe_run_start(run)
+        if self.notify_worker is not None:
+            self.notify_worker.note_run(run)
         try:
             self.snapshots.save(run)
         except OSError as exc:

@@ -12,6 +12,9 @@ the only fatal error), and no message ever quotes a webhook URL.
         links: {grafana: "https://grafana/d/x?from={from_ms}&to={to_ms}", runbook: "..."}
       webhook:
         url_file: /etc/acceptmon/webhook-url
+      grafana:                                  # annotations: run starts, config changes, findings
+        url: https://grafana.example.com        # not a secret; the token is
+        token_env: ACCEPTMON_GRAFANA_TOKEN        # or token_file: /etc/...
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from typing import Any, Literal
 from acceptmon.notify.links import template_problems
 from acceptmon.suggest import did_you_mean
 
-Kind = Literal["slack", "webhook"]
+Kind = Literal["slack", "webhook", "grafana"]
 
+#: Where each channel's secret comes from: the webhook URL, or Grafana's API token.
 _URL_KEYS: dict[str, tuple[str, str]] = {
     "slack": ("webhook_url_env", "webhook_url_file"),
     "webhook": ("url_env", "url_file"),
+    "grafana": ("token_env", "token_file"),
 }
 _NUMBERS: dict[str, tuple[type, float]] = {  # key -> (type, smallest allowed)
     "min_interval_s": (float, 0.0),
@@ -72,6 +77,8 @@ class ChannelConfig:
     retry_base_s: float = 2.0
     retry_max_s: float = 300.0
     links: Links = field(default_factory=Links)
+    #: Grafana only: the server's base URL (the token is the secret).
+    base_url: str | None = None
 
     @property
     def name(self) -> str:
@@ -83,9 +90,10 @@ class NotifyConfig:
     slack: ChannelConfig | None = None
     webhook: ChannelConfig | None = None
     state_dir: str | None = None
+    grafana: ChannelConfig | None = None
 
     def channels(self) -> list[ChannelConfig]:
-        return [c for c in (self.slack, self.webhook) if c is not None]
+        return [c for c in (self.slack, self.webhook, self.grafana) if c is not None]
 
 
 def parse_notify_config(section: Any) -> NotifyConfig:
@@ -106,17 +114,17 @@ def _parse(section: Any) -> tuple[NotifyConfig, list[str]]:
         return NotifyConfig(), []
     if not isinstance(section, Mapping):
         return NotifyConfig(), ["notify: must be a mapping"]
-    keys = ("slack", "webhook", "state_dir")
+    keys = ("slack", "webhook", "grafana", "state_dir")
     problems = [f"notify: unknown key {k!r}{did_you_mean(k, keys)}" for k in section if k not in keys]
     channels: dict[str, ChannelConfig | None] = {}
-    for kind in ("slack", "webhook"):
+    for kind in ("slack", "webhook", "grafana"):
         raw = section.get(kind)
         channels[kind] = None if raw is None else _channel(kind, raw, problems)
     state_dir = section.get("state_dir")
     if state_dir is not None and not isinstance(state_dir, str):
         problems.append("notify.state_dir: must be a path string")
         state_dir = None
-    return NotifyConfig(channels["slack"], channels["webhook"], state_dir), problems
+    return NotifyConfig(channels["slack"], channels["webhook"], state_dir, channels["grafana"]), problems
 
 
 def _channel(kind: Kind, raw: Any, problems: list[str]) -> ChannelConfig:
@@ -125,7 +133,14 @@ def _channel(kind: Kind, raw: Any, problems: list[str]) -> ChannelConfig:
         problems.append(f"{where}: must be a mapping")
         return ChannelConfig(kind)
     env_key, file_key = _URL_KEYS[kind]
-    known = {env_key, file_key, "allow_insecure_localhost", "links", *_NUMBERS}
+    known = {
+        env_key,
+        file_key,
+        "allow_insecure_localhost",
+        "links",
+        *_NUMBERS,
+        *(("url",) if kind == "grafana" else ()),
+    }
     problems.extend(f"{where}: unknown key {k!r}{did_you_mean(k, known)}" for k in raw if k not in known)
     url_env, url_file = _text(raw, env_key, where, problems), _text(raw, file_key, where, problems)
     if (url_env is None) == (url_file is None):
@@ -136,7 +151,10 @@ def _channel(kind: Kind, raw: Any, problems: list[str]) -> ChannelConfig:
         insecure = False
     numbers = {k: _number(raw, k, where, problems) for k in _NUMBERS if k in raw}
     links = _links(raw.get("links"), f"{where}.links", problems)
-    return ChannelConfig(kind, url_env, url_file, insecure, links=links, **numbers)
+    base = _text(raw, "url", where, problems) if kind == "grafana" else None
+    if kind == "grafana" and base is None and "url" not in raw:
+        problems.append(f"{where}.url: required, Grafana's base URL (e.g. https://grafana.example.com)")
+    return ChannelConfig(kind, url_env, url_file, insecure, links=links, base_url=base, **numbers)
 
 
 def _text(raw: Mapping[str, Any], key: str, where: str, problems: list[str]) -> str | None:

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from acceptmon.clock import Clock, SystemClock
-from acceptmon.model import Finding
+from acceptmon.model import Finding, Run
 from acceptmon.notify.config import ChannelConfig, Links, NotifyConfig, NotifyConfigError
 from acceptmon.notify.dedupe import State
+from acceptmon.notify.grafana import GrafanaTransport, finding_annotation, run_annotation
 from acceptmon.notify.queue import DeliveryQueue, Policy, QueueStats
 from acceptmon.notify.secret import Secret, scrub
 from acceptmon.notify.slack import build_slack_message
@@ -28,8 +29,14 @@ log = logging.getLogger("acceptmon.notify")
 Renderer = Callable[[Finding, Links, float], dict[str, Any]]
 TransportFactory = Callable[[Secret, float], Transport]
 
-RENDERERS: dict[str, Renderer] = {"slack": build_slack_message, "webhook": build_webhook_payload}
-_ID_FIELDS: dict[str, str | None] = {"slack": None, "webhook": "delivery_id"}
+RENDERERS: dict[str, Renderer] = {
+    "slack": build_slack_message,
+    "webhook": build_webhook_payload,
+    "grafana": finding_annotation,
+}
+_ID_FIELDS: dict[str, str | None] = {"slack": None, "webhook": "delivery_id", "grafana": None}
+#: Channels that also record run starts and config changes (not only findings).
+_RUN_EVENTS = {"grafana"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +61,18 @@ class Notifier:
                 channel.queue.drop(f"cannot render: {type(exc).__name__}: {self.scrub(str(exc))[:200]}")
                 continue
             channel.queue.offer(finding.key, state, body)
+
+    def note_run(self, run: Run) -> None:
+        """A run started (maybe after a config change): an annotation where channels record them."""
+        for channel in self.channels:
+            if channel.config.kind not in _RUN_EVENTS:
+                continue
+            try:
+                body = run_annotation(run)
+            except Exception as exc:  # a rendering bug must not stop ingestion
+                channel.queue.drop(f"cannot render: {type(exc).__name__}")
+                continue
+            channel.queue.offer(f"run/{run.source}/{run.run_id}", "firing", body)
 
     def step(self) -> float | None:
         """One step of every queue; seconds until the next is useful (None: all idle)."""
@@ -85,7 +104,10 @@ def build_notifier(
     channels = []
     for cfg in config.channels():
         policy = Policy(cfg.min_interval_s, cfg.renotify_s, cfg.max_queue, cfg.retry_base_s, cfg.retry_max_s)
-        transport = factory(urls[cfg.name], cfg.timeout_s)
+        if cfg.kind == "grafana":
+            transport: Transport = GrafanaTransport(str(cfg.base_url), urls[cfg.name], cfg.timeout_s)
+        else:
+            transport = factory(urls[cfg.name], cfg.timeout_s)
         directory = Path(str(root)) / cfg.name
         try:
             queue = DeliveryQueue(

@@ -72,17 +72,27 @@ class HttpTransport:
     deadline passes, the connection is shut down under the reading thread.
     """
 
-    def __init__(self, url: Secret, timeout_s: float) -> None:
+    def __init__(self, url: Secret, timeout_s: float, bearer: Secret | None = None) -> None:
+        """``bearer`` adds ``Authorization: Bearer …`` (Grafana's API token)."""
         self._url = url
         self._timeout = timeout_s
+        self._bearer = bearer
 
     def post(self, body: bytes, delivery_id: str) -> Response:
-        try:
-            return self._post(body, delivery_id)
-        except Exception as exc:  # any failure is "no response"; the text is all we keep
-            return Response(None, self._url.scrub(f"{type(exc).__name__}: {exc}")[:_MAX_DETAIL])
+        return self.request("POST", body, delivery_id)
 
-    def _post(self, body: bytes, delivery_id: str) -> Response:
+    def request(self, method: str, body: bytes, delivery_id: str, query: str = "") -> Response:
+        """One request to the URL (``query`` replaces its query string); never raises."""
+        try:
+            return self._request(method, body, delivery_id, query)
+        except Exception as exc:  # any failure is "no response"; the text is all we keep
+            return Response(None, self._scrub(f"{type(exc).__name__}: {exc}")[:_MAX_DETAIL])
+
+    def _scrub(self, text: str) -> str:
+        text = self._url.scrub(text)
+        return self._bearer.scrub(text) if self._bearer is not None else text
+
+    def _request(self, method: str, body: bytes, delivery_id: str, query: str) -> Response:
         parts = urlsplit(self._url.reveal())
         conn: http.client.HTTPConnection
         if parts.scheme == "https":
@@ -97,7 +107,10 @@ class HttpTransport:
             "User-Agent": f"acceptmon/{__version__}",
             "Idempotency-Key": delivery_id,
         }
-        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        if self._bearer is not None:
+            headers["Authorization"] = f"Bearer {self._bearer.reveal()}"
+        query = query or parts.query
+        target = parts.path + (f"?{query}" if query else "")
         expired = threading.Event()
 
         def cut() -> None:
@@ -109,12 +122,12 @@ class HttpTransport:
         timer.daemon = True
         timer.start()
         try:
-            conn.request("POST", target or "/", body=body, headers=headers)
+            conn.request(method, target or "/", body=body if method == "POST" else None, headers=headers)
             resp = conn.getresponse()
             text = resp.read(4096).decode("utf-8", "replace").strip()
             if expired.is_set():
                 return Response(None, f"no complete response within {self._timeout:g} s")
-            detail = self._url.scrub(" ".join(text.split()))[:_MAX_DETAIL] or resp.reason
+            detail = self._scrub(" ".join(text.split()))[:_MAX_DETAIL] or resp.reason
             return Response(resp.status, detail, resp.getheader("Retry-After"))
         except Exception:
             if expired.is_set():

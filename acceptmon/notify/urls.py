@@ -59,7 +59,9 @@ def check_notify_config(section: Any, env: Mapping[str, str] | None = None) -> l
 
 
 def _load(channel: ChannelConfig, env: Mapping[str, str]) -> tuple[Secret | None, list[str]]:
-    label = "slack webhook URL" if channel.kind == "slack" else "webhook URL"
+    label = {"slack": "slack webhook URL", "webhook": "webhook URL", "grafana": "grafana API token"}[
+        channel.kind
+    ]
     what = f"{label} from {origin(channel)}"
     if channel.url_env:
         value = env.get(channel.url_env, "")
@@ -74,7 +76,27 @@ def _load(channel: ChannelConfig, env: Mapping[str, str]) -> tuple[Secret | None
         except UnicodeDecodeError:
             return None, [f"{what}: the file is not UTF-8 text"]
     secret = Secret(value.strip())
+    if channel.kind == "grafana":
+        return secret, grafana_problems(channel, secret, what)
     return secret, url_problems(channel, secret, what)
+
+
+def grafana_problems(channel: ChannelConfig, token: Secret, what: str) -> list[str]:
+    """The token must be one line; the base URL https (or loopback http when allowed)."""
+    problems = []
+    if any(ch.isspace() or ord(ch) < 32 for ch in token.reveal()):
+        problems.append(f"{what}: contains whitespace or control characters")
+    try:
+        parts = urlsplit(channel.base_url or "")
+        host = (parts.hostname or "").lower()
+        _ = parts.port
+    except ValueError:
+        return [*problems, "notify.grafana.url: is not a valid URL"]
+    insecure_ok = channel.allow_insecure_localhost and host in _LOOPBACK and parts.scheme == "http"
+    if not (parts.scheme == "https" and host) and not insecure_ok:
+        hint = " (http://127.0.0.1 needs allow_insecure_localhost: true)" if host in _LOOPBACK else ""
+        problems.append(f"notify.grafana.url: expected an https:// URL{hint}")
+    return problems
 
 
 def url_problems(channel: ChannelConfig, url: Secret, what: str) -> list[str]:

@@ -13,7 +13,7 @@ import threading
 import time
 
 from acceptmon.clock import EventWaker, Waker
-from acceptmon.model import Finding
+from acceptmon.model import Finding, Run
 from acceptmon.notify.notifier import Notifier
 from acceptmon.notify.queue import DeliveryQueue
 
@@ -41,6 +41,12 @@ class NotifyWorker:
     def notify(self, finding: Finding) -> None:
         """Queue and wake the senders; returns after a local disk write."""
         self.notifier.notify(finding)
+        for w in self._wakers:
+            w.wake()
+
+    def note_run(self, run: Run) -> None:
+        """A run start for channels that record them (Grafana annotations)."""
+        self.notifier.note_run(run)
         for w in self._wakers:
             w.wake()
 
