@@ -66,6 +66,39 @@ def _runs(args: argparse.Namespace) -> int:
     )
 
 
+def _grafana_sync(args: argparse.Namespace) -> int:
+    import os
+
+    from acceptmon import dashboard
+
+    token = os.environ.get(args.token_env, "").strip()
+    if not token:
+        print(
+            f"acceptmon: set {args.token_env} (or name another variable with --token-env) to a Grafana "
+            "service-account token with Editor rights",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        done = dashboard.sync(
+            args.url, token, folder=args.folder, datasource=args.datasource, force=args.force
+        )
+    except dashboard.SyncError as exc:
+        print(f"acceptmon: grafana sync: {exc}", file=sys.stderr)
+        return 1
+    if done.state == "kept":
+        print(
+            f"dashboard {dashboard.UID} was edited in Grafana since the last sync (version {done.version}); "
+            "kept it. --force replaces it with acceptmon's.",
+        )
+        return dashboard.KEPT
+    print(
+        f"dashboard {dashboard.UID} {done.state} (version {done.version}) in folder {done.folder!r}, "
+        f"data source {done.datasource!r}: {done.url}"
+    )
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from acceptmon.agent import daemon
     from acceptmon.settings import ConfigError
@@ -205,6 +238,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep reading and redraw as lines arrive (a live view; Ctrl-C ends it)",
     )
     runs.set_defaults(func=_runs)
+
+    grafana = sub.add_parser(
+        "grafana",
+        help="Grafana: put the acceptmon dashboard into a Grafana through its API",
+        description="Grafana integration. 'sync' creates or updates the bundled dashboard.",
+    )
+    gsub = grafana.add_subparsers(dest="grafana_command", required=True, metavar="COMMAND")
+    gsync = gsub.add_parser(
+        "sync",
+        help="create or update the dashboard (stable uid 'acceptmon')",
+        description="Create or update the acceptmon dashboard through Grafana's HTTP API and point it "
+        "at a Prometheus data source (which must exist). A dashboard someone edited in Grafana since "
+        "the last sync is kept unless --force; the update is version-checked.",
+        epilog="exit status: 0 created, updated or unchanged; 1 Grafana unreachable or refused; 2 no token; "
+        "3 a newer edit in Grafana was kept",
+    )
+    gsync.add_argument("--url", required=True, help="Grafana's base URL, e.g. https://grafana.example.com")
+    gsync.add_argument(
+        "--token-env",
+        default="ACCEPTMON_GRAFANA_TOKEN",
+        metavar="VAR",
+        help="environment variable holding the API token (default ACCEPTMON_GRAFANA_TOKEN); never printed",
+    )
+    gsync.add_argument("--folder", metavar="NAME", help="folder to put the dashboard in (created if missing)")
+    gsync.add_argument(
+        "--datasource", metavar="NAME", help="Prometheus data source (default: the default one)"
+    )
+    gsync.add_argument("--force", action="store_true", help="replace a dashboard edited in Grafana")
+    gsync.set_defaults(func=_grafana_sync)
 
     run = sub.add_parser(
         "run",
