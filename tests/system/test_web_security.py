@@ -233,5 +233,5 @@ def test_listening_beyond_loopback_without_a_web_config_warns_once(tmp_path: Pat
     )
     # /metrics answers 503 until the checkpoint is restored, then 200.
     wait_for(lambda: fetch(f"http://127.0.0.1:{port}/metrics")[0] == 200, 30, "/metrics never answered 200")
-    warnings = [line for line in agent.output().splitlines() if " WARNING " in line]
+    warnings = [line for line in agent.output().splitlines() if " WARNING " in line and "web config" in line]
     assert len(warnings) == 1 and "without a web config" in warnings[0], warnings
