@@ -16,10 +16,10 @@ import sys
 from dataclasses import replace
 from datetime import tzinfo
 
+from acceptmon.detect.runstats import RunTable, run_json, verdict_json
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs.draft_config import FileReader
 from acceptmon.runsview import render
-from acceptmon.runsview.collect import RunTable
 from acceptmon.runsview.inputs import InputError, Log, expand
 from acceptmon.runsview.read import collect
 from acceptmon.runsview.remote import RemoteLogs, open_remote
@@ -106,8 +106,8 @@ def _report(
         doc = [
             {
                 "source": n,
-                "runs": [render.run_json(s) for s in table.of(n)],
-                "verdict": render.verdict_json(verdicts[n]),
+                "runs": [run_json(s) for s in table.of(n)],
+                "verdict": verdict_json(verdicts[n]),
             }
             for n in names
         ]

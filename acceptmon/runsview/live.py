@@ -22,9 +22,9 @@ from rich.table import Table
 from rich.text import Text
 
 from acceptmon.clock import SystemClock
+from acceptmon.detect.runstats import RunStats, RunTable
 from acceptmon.detect.verdict import Verdict
 from acceptmon.runs.draft_config import FileReader
-from acceptmon.runsview.collect import RunStats, RunTable
 from acceptmon.runsview.inputs import Log
 from acceptmon.runsview.read import feed_file, new_pipeline
 from acceptmon.runsview.render import duration_words

@@ -6,12 +6,12 @@ import logging
 from datetime import tzinfo
 from typing import Any
 
+from acceptmon.detect.runstats import RunTable
 from acceptmon.oneshot import mtime_hint, read_chunks
 from acceptmon.pipeline import Pipeline
 from acceptmon.redact import redact_text
 from acceptmon.runs import DraftReader, RunTracker
 from acceptmon.runs.draft_config import FileReader, read_draft_config, read_local
-from acceptmon.runsview.collect import RunTable
 from acceptmon.runsview.inputs import Log, Opener, open_log_file
 
 log = logging.getLogger("acceptmon.runs")

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import textwrap
 from datetime import datetime
-from typing import Any
 
+from acceptmon.detect.runstats import RunStats
 from acceptmon.detect.verdict import Verdict
-from acceptmon.runsview.collect import RunStats
 
 WIDTH = 80
 INDENT = "      "
@@ -99,41 +98,3 @@ def plain(source: str, runs: list[RunStats], verdict: Verdict | None, notes: lis
     for note in notes:
         out += textwrap.wrap("note: " + note, WIDTH, subsequent_indent="  ", break_long_words=False)
     return "\n".join(out)
-
-
-def run_json(r: RunStats) -> dict[str, Any]:
-    m = r.median()
-    return {
-        "run_id": r.run.run_id,
-        "started": r.run.started.isoformat() if r.run.started else None,
-        "duration_s": _lasted(r),
-        "intervals": r.intervals,
-        "accept_len_median": m[0] if m else None,
-        "accept_len_ci": [m[1], m[2]] if m else None,
-        "accept_rate": r.accept_rate(),
-        "settings": {
-            "algorithm": r.run.settings.algorithm,
-            "num_steps": r.run.settings.num_steps,
-            "eagle_topk": r.run.settings.eagle_topk,
-            "num_draft_tokens": r.run.settings.num_draft_tokens,
-            "draft_model_path": r.run.settings.draft_model_path,
-        },
-        "changed_keys": r.changed_keys(),
-        "change": r.change(),
-    }
-
-
-def verdict_json(v: Verdict | None) -> dict[str, Any] | None:
-    if v is None:
-        return None
-    return {
-        "state": v.state,
-        "run_id": v.run_id,
-        "against_run_id": v.against_run_id,
-        "relative_change": v.relative_change,
-        "relative_change_ci": list(v.interval) if v.interval else None,
-        "p_value": v.p_value,
-        "needs_more_intervals": v.needs_more,
-        "words": v.words(),
-        "against_last_good": verdict_json(v.good),
-    }

@@ -1,4 +1,4 @@
-"""Per-run acceptance of one or more logs: the numbers behind the table and the verdict.
+"""Per-run acceptance: the numbers behind `acceptmon runs`, `/api/runs` and the verdict, and their JSON.
 
 A pipeline sink, like the detector: every Decode (or vLLM) interval lands in
 its run's summary and in its run's load-stratified histogram, so the verdict
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from acceptmon.detect.config import DetectConfig
 from acceptmon.detect.series import Hists, centi, load_bucket
@@ -64,6 +65,11 @@ class RunStats:
     def changed_keys(self) -> list[str]:
         return self.run.diff.keys() if self.run.diff else []
 
+    def lasted(self) -> float | None:
+        """Seconds from the run's start to its latest interval."""
+        start, end = self.run.started, self.last_ts
+        return (end - start).total_seconds() if start and end else None
+
     def level(self) -> RunLevel:
         config = self.run.config.hash if self.run.config else f"unknown:{self.run.run_id}"
         return RunLevel(self.run.run_id, config, self.hists.copy(), self.intervals)
@@ -107,3 +113,41 @@ class RunTable:
 
     def verdict(self, source: str) -> Verdict | None:
         return judge([s.level() for s in self.of(source)])
+
+
+def run_json(r: RunStats) -> dict[str, Any]:
+    m = r.median()
+    return {
+        "run_id": r.run.run_id,
+        "started": r.run.started.isoformat() if r.run.started else None,
+        "duration_s": r.lasted(),
+        "intervals": r.intervals,
+        "accept_len_median": m[0] if m else None,
+        "accept_len_ci": [m[1], m[2]] if m else None,
+        "accept_rate": r.accept_rate(),
+        "settings": {
+            "algorithm": r.run.settings.algorithm,
+            "num_steps": r.run.settings.num_steps,
+            "eagle_topk": r.run.settings.eagle_topk,
+            "num_draft_tokens": r.run.settings.num_draft_tokens,
+            "draft_model_path": r.run.settings.draft_model_path,
+        },
+        "changed_keys": r.changed_keys(),
+        "change": r.change(),
+    }
+
+
+def verdict_json(v: Verdict | None) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    return {
+        "state": v.state,
+        "run_id": v.run_id,
+        "against_run_id": v.against_run_id,
+        "relative_change": v.relative_change,
+        "relative_change_ci": list(v.interval) if v.interval else None,
+        "p_value": v.p_value,
+        "needs_more_intervals": v.needs_more,
+        "words": v.words(),
+        "against_last_good": verdict_json(v.good),
+    }
