@@ -22,6 +22,8 @@ from acceptmon.runs.summary import describe_change, describe_settings
 
 #: Intervals the live view draws.
 RECENT = 240
+#: Runs per source whose stats a checkpoint keeps (the tracker keeps as many runs).
+KEEP = 50
 
 
 @dataclass
@@ -113,6 +115,50 @@ class RunTable:
 
     def verdict(self, source: str) -> Verdict | None:
         return judge([s.level() for s in self.of(source)])
+
+    def checkpoint(self) -> dict[str, Any]:
+        """What survives a restart: each kept run's histograms and rate sums (bounded by ``KEEP``)."""
+        out: dict[str, Any] = {}
+        for source, runs in self.runs.items():
+            out[source] = {
+                run_id: {
+                    "strata": {str(b): {str(v): n for v, n in h.items()} for b, h in st.hists.strata.items()},
+                    "tokens": st.tokens,
+                    "rate_tokens": st.rate_tokens,
+                    "last_ts": st.last_ts.isoformat() if st.last_ts else None,
+                }
+                for run_id, st in list(runs.items())[-KEEP:]
+            }
+        return out
+
+    def restore(self, data: Any) -> None:
+        """Take back ``checkpoint()`` output for runs the tracker still knows; ignore anything odd."""
+        if not isinstance(data, dict):
+            return
+        for source, runs in data.items():
+            known = {r.run_id: r for r in self._tracker.runs(str(source))}
+            if not isinstance(runs, dict):
+                continue
+            for run_id, raw in runs.items():
+                run = known.get(str(run_id))
+                stats = _stats_from(run, raw) if run is not None else None
+                if stats is not None:
+                    self.runs.setdefault(run.source, {})[run.run_id] = stats  # type: ignore[union-attr]
+
+
+def _stats_from(run: Run, raw: Any) -> RunStats | None:
+    try:
+        stats = RunStats(run)
+        for bucket, hist in raw["strata"].items():
+            for value, n in hist.items():
+                if int(n) > 0:
+                    stats.hists.strata.setdefault(int(bucket), {})[int(value)] = int(n)
+                    stats.hists.n += int(n)
+        stats.tokens, stats.rate_tokens = float(raw["tokens"]), float(raw["rate_tokens"])
+        stats.last_ts = datetime.fromisoformat(raw["last_ts"]) if raw.get("last_ts") else None
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return stats
 
 
 def run_json(r: RunStats) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import gzip
 import json
 import os
 import random
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -95,3 +95,20 @@ def test_saved_draft_configs_name_the_changed_key_on_the_demo_log(
     out = capsys.readouterr().out
     assert "draft.eagle_config.eagle_aux_hidden_state_layer_ids" in out
     assert "verdict: r3 vs r2: BETTER" in out and "not found" not in out
+
+
+def test_run_stats_survive_a_checkpoint_round_trip(tmp_path: Path) -> None:
+    from acceptmon.detect.runstats import RunTable
+    from acceptmon.runsview.inputs import expand
+    from acceptmon.runsview.read import collect
+
+    pattern = rotated_pair(tmp_path, 1.57)
+    pipeline, table, _ = collect(expand(str(pattern)), UTC)
+    source = str(tmp_path / "server.log")
+    saved = json.loads(json.dumps(table.checkpoint()))
+    again = RunTable(pipeline.tracker)
+    again.restore(saved)
+    assert [s.run.run_id for s in again.of(source)] == ["r1", "r2"]
+    assert [s.median() for s in again.of(source)] == [s.median() for s in table.of(source)]
+    assert again.verdict(source) == table.verdict(source)
+    again.restore({"x": "nonsense", source: {"r9": {"strata": 1}}})  # ignored, never raises
