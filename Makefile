@@ -11,7 +11,7 @@ $(BIN)/acceptmon: pyproject.toml
 	touch $@
 
 $(VENV)/.dev: $(BIN)/acceptmon
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,report]'
 	touch $@
 
 ## demo: install and replay the bundled EAGLE-3 incident log

@@ -8,6 +8,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from acceptmon import __version__, startup
 
@@ -62,6 +63,27 @@ def _runs(args: argparse.Namespace) -> int:
         tz=tz,
         draft_config=args.draft_config,
         follow=args.follow,
+        ssh_config=args.ssh_config,
+    )
+
+
+def _report(args: argparse.Namespace) -> int:
+    from acceptmon import log_time, report
+
+    if not args.output and not args.png:
+        print("acceptmon: report: say where: -o report.html and/or --png DIR", file=sys.stderr)
+        return 2
+    try:
+        tz = log_time.zone(args.timezone) if args.timezone else log_time.host_zone()
+    except ValueError as exc:
+        print(f"acceptmon: --timezone: {exc}", file=sys.stderr)
+        return 2
+    return report.main(
+        args.sources,
+        out=args.output,
+        png_dir=args.png,
+        tz=tz,
+        draft_config=args.draft_config,
         ssh_config=args.ssh_config,
     )
 
@@ -196,77 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     one.set_defaults(func=_oneshot)
 
-    runs = sub.add_parser(
-        "runs",
-        help="per-run acceptance of a log and the verdict: is the latest run better?",
-        description="Read logs once and print one row per server run (start, duration, Decode "
-        "intervals, median accept len with its 95%% interval, accept rate, speculative settings, "
-        "the config change that opened it), then the latest run against the previous run with a "
-        "different config: better, worse, same, or not enough data yet. A SOURCE is a file, a glob "
-        "(quote it; rotations such as server.log.1 and server.log.2.gz join their log, oldest "
-        "first), '-', or ssh://[user@]host[:port]/path-or-glob (read once over SFTP).",
-        epilog="exit status: 0 the latest run is not worse (or cannot be judged yet); 3 it is worse "
-        "than its baseline (for any log); 2 a SOURCE names nothing readable or a flag is invalid",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    runs.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, glob or '-'")
-    runs.add_argument(
-        "--format", choices=("table", "json"), default="table", help="table (default) or json for scripts"
-    )
-    runs.add_argument(
-        "--draft-config",
-        metavar="PATH",
-        action="append",
-        help="a saved copy of the draft model's config.json, as it was at a start: repeat it for "
-        "each start in order (the last one counts for every later start). Default: the draft "
-        "model path in server_args, read on the log's host",
-    )
-    runs.add_argument(
-        "--timezone",
-        metavar="ZONE",
-        help="IANA zone the logs' wall-clock timestamps are in (default: this host's, TZ honoured)",
-    )
-    runs.add_argument(
-        "--ssh-config",
-        metavar="FILE",
-        help="OpenSSH client config for ssh:// SOURCEs (default ~/.ssh/config; its known_hosts, "
-        "IdentityFile and ProxyJump are honoured, unknown host keys refused)",
-    )
-    runs.add_argument(
-        "--follow",
-        action="store_true",
-        help="keep reading and redraw as lines arrive (a live view; Ctrl-C ends it)",
-    )
-    runs.set_defaults(func=_runs)
-
-    grafana = sub.add_parser(
-        "grafana",
-        help="Grafana: put the acceptmon dashboard into a Grafana through its API",
-        description="Grafana integration. 'sync' creates or updates the bundled dashboard.",
-    )
-    gsub = grafana.add_subparsers(dest="grafana_command", required=True, metavar="COMMAND")
-    gsync = gsub.add_parser(
-        "sync",
-        help="create or update the dashboard (stable uid 'acceptmon')",
-        description="Create or update the acceptmon dashboard through Grafana's HTTP API and point it "
-        "at a Prometheus data source (which must exist). A dashboard someone edited in Grafana since "
-        "the last sync is kept unless --force; the update is version-checked.",
-        epilog="exit status: 0 created, updated or unchanged; 1 Grafana unreachable or refused; 2 no token; "
-        "3 a newer edit in Grafana was kept",
-    )
-    gsync.add_argument("--url", required=True, help="Grafana's base URL, e.g. https://grafana.example.com")
-    gsync.add_argument(
-        "--token-env",
-        default="ACCEPTMON_GRAFANA_TOKEN",
-        metavar="VAR",
-        help="environment variable holding the API token (default ACCEPTMON_GRAFANA_TOKEN); never printed",
-    )
-    gsync.add_argument("--folder", metavar="NAME", help="folder to put the dashboard in (created if missing)")
-    gsync.add_argument(
-        "--datasource", metavar="NAME", help="Prometheus data source (default: the default one)"
-    )
-    gsync.add_argument("--force", action="store_true", help="replace a dashboard edited in Grafana")
-    gsync.set_defaults(func=_grafana_sync)
+    _add_runs(sub)
+    _add_report(sub)
+    _add_grafana(sub)
 
     run = sub.add_parser(
         "run",
@@ -327,6 +281,102 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--plain", action="store_true", help="plain text instead of a rich table")
     demo.set_defaults(func=_demo)
     return parser
+
+
+def _add_runs(sub: Any) -> None:
+    runs = sub.add_parser(
+        "runs",
+        help="per-run acceptance of a log and the verdict: is the latest run better?",
+        description="Read logs once and print one row per server run (start, duration, Decode "
+        "intervals, median accept len with its 95%% interval, accept rate, speculative settings, "
+        "the config change that opened it), then the latest run against the previous run with a "
+        "different config: better, worse, same, or not enough data yet. A SOURCE is a file, a glob "
+        "(quote it; rotations such as server.log.1 and server.log.2.gz join their log, oldest "
+        "first), '-', or ssh://[user@]host[:port]/path-or-glob (read once over SFTP).",
+        epilog="exit status: 0 the latest run is not worse (or cannot be judged yet); 3 it is worse "
+        "than its baseline (for any log); 2 a SOURCE names nothing readable or a flag is invalid",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    runs.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, glob or '-'")
+    runs.add_argument(
+        "--format", choices=("table", "json"), default="table", help="table (default) or json for scripts"
+    )
+    runs.add_argument(
+        "--draft-config",
+        metavar="PATH",
+        action="append",
+        help="a saved copy of the draft model's config.json, as it was at a start: repeat it for "
+        "each start in order (the last one counts for every later start). Default: the draft "
+        "model path in server_args, read on the log's host",
+    )
+    runs.add_argument(
+        "--timezone",
+        metavar="ZONE",
+        help="IANA zone the logs' wall-clock timestamps are in (default: this host's, TZ honoured)",
+    )
+    runs.add_argument(
+        "--ssh-config",
+        metavar="FILE",
+        help="OpenSSH client config for ssh:// SOURCEs (default ~/.ssh/config; its known_hosts, "
+        "IdentityFile and ProxyJump are honoured, unknown host keys refused)",
+    )
+    runs.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading and redraw as lines arrive (a live view; Ctrl-C ends it)",
+    )
+    runs.set_defaults(func=_runs)
+
+
+def _add_report(sub: Any) -> None:
+    rep = sub.add_parser(
+        "report",
+        help="an HTML report with plots: acceptance over time, per run, against batch size",
+        description="Read logs once (the SOURCEs of 'acceptmon runs') and write one self-contained "
+        "HTML file: per log, the run table and verdict, acceptance over time with run starts "
+        "labelled by the config keys that changed and findings marked, per-run distributions, "
+        "acceptance against batch size and, where logged, per draft position. Needs matplotlib "
+        "(pip install 'acceptmon[report]').",
+        epilog="exit status: 0 written; 1 cannot write; 2 bad SOURCE, missing -o/--png, or no matplotlib",
+    )
+    rep.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, glob, '-' or ssh://host/path")
+    rep.add_argument("-o", "--output", metavar="FILE", help="the HTML file to write")
+    rep.add_argument("--png", metavar="DIR", help="also (or only) write the plots as PNG files here")
+    rep.add_argument("--draft-config", metavar="PATH", action="append", help="as for 'acceptmon runs'")
+    rep.add_argument("--ssh-config", metavar="FILE", help="as for 'acceptmon runs'")
+    rep.add_argument("--timezone", metavar="ZONE", help="as for 'acceptmon runs'")
+    rep.set_defaults(func=_report)
+
+
+def _add_grafana(sub: Any) -> None:
+    grafana = sub.add_parser(
+        "grafana",
+        help="Grafana: put the acceptmon dashboard into a Grafana through its API",
+        description="Grafana integration. 'sync' creates or updates the bundled dashboard.",
+    )
+    gsub = grafana.add_subparsers(dest="grafana_command", required=True, metavar="COMMAND")
+    gsync = gsub.add_parser(
+        "sync",
+        help="create or update the dashboard (stable uid 'acceptmon')",
+        description="Create or update the acceptmon dashboard through Grafana's HTTP API and point it "
+        "at a Prometheus data source (which must exist). A dashboard someone edited in Grafana since "
+        "the last sync is kept unless --force; the update is version-checked.",
+        epilog="exit status: 0 created, updated or unchanged; 1 Grafana unreachable or refused; 2 no token; "
+        "3 a newer edit in Grafana was kept",
+    )
+    gsync.add_argument("--url", required=True, help="Grafana's base URL, e.g. https://grafana.example.com")
+    gsync.add_argument(
+        "--token-env",
+        default="ACCEPTMON_GRAFANA_TOKEN",
+        metavar="VAR",
+        help="environment variable holding the API token (default ACCEPTMON_GRAFANA_TOKEN); never printed",
+    )
+    gsync.add_argument("--folder", metavar="NAME", help="folder to put the dashboard in (created if missing)")
+    gsync.add_argument(
+        "--datasource", metavar="NAME", help="Prometheus data source (default: the default one)"
+    )
+    gsync.add_argument("--force", action="store_true", help="replace a dashboard edited in Grafana")
+    gsync.set_defaults(func=_grafana_sync)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

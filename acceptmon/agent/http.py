@@ -1,4 +1,4 @@
-"""The agent's HTTP face: /metrics, /healthz, /api/findings, /api/runs.
+"""The agent's HTTP face: /metrics, /healthz, /api/findings, /api/runs[/<run_id>], /api/verdict.
 
 Handlers only read snapshots the agent hands over through callables, so a
 slow scrape never holds up ingestion and the server has no state of its own.
@@ -53,6 +53,8 @@ class HttpError(Exception):
 
 
 Routes = dict[str, Callable[[], tuple[str, bytes]]]
+#: Routes by path prefix (``/api/runs/``): the handler gets the rest of the path.
+PrefixRoutes = dict[str, Callable[[str], tuple[str, bytes]]]
 
 #: Why a connection was closed before (or instead of) being answered.
 REJECT_REASONS = (
@@ -74,6 +76,13 @@ _CLOSE_431 = b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0
 def json_route(produce: Callable[[], Any]) -> Callable[[], tuple[str, bytes]]:
     def route() -> tuple[str, bytes]:
         return "application/json", json.dumps(produce(), indent=1, default=str, allow_nan=False).encode()
+
+    return route
+
+
+def json_prefix_route(produce: Callable[[str], Any]) -> Callable[[str], tuple[str, bytes]]:
+    def route(rest: str) -> tuple[str, bytes]:
+        return "application/json", json.dumps(produce(rest), indent=1, default=str, allow_nan=False).encode()
 
     return route
 
@@ -142,8 +151,10 @@ class HttpServer:
         limits: Limits = Limits(),
         stats: ConnectionStats | None = None,
         open_paths: Iterable[str] = ("/healthz",),
+        prefix_routes: PrefixRoutes | None = None,
     ) -> None:
         self.routes = routes
+        self.prefix_routes = prefix_routes or {}
         self.limits = limits
         self.stats = stats or ConnectionStats()
         self._open_paths = frozenset(open_paths)
@@ -478,7 +489,12 @@ class HttpServer:
             )
         route = self.routes.get(path)
         if route is None:
-            msg = b"not found; try /metrics, /healthz, /api/findings, /api/runs\n"
+            prefix = next((p for p in self.prefix_routes if path.startswith(p) and len(path) > len(p)), None)
+            if prefix is not None:
+                rest, handler = path[len(prefix) :], self.prefix_routes[prefix]
+                route = lambda: handler(rest)  # noqa: E731 - binds the rest of the path
+        if route is None:
+            msg = b"not found; try /metrics, /healthz, /api/findings, /api/runs, /api/verdict\n"
             return HTTPStatus.NOT_FOUND, "text/plain", msg, []
         try:
             ctype, body = route()

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from datetime import tzinfo
 
 from acceptmon.detect.runstats import RunTable, run_json, verdict_json
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs.draft_config import FileReader
 from acceptmon.runsview import render
-from acceptmon.runsview.inputs import InputError, Log, expand
+from acceptmon.runsview.inputs import InputError, Log
 from acceptmon.runsview.read import collect
-from acceptmon.runsview.remote import RemoteLogs, open_remote
+from acceptmon.runsview.remote import opened
 
 #: Exit status when the latest run of some log is worse than its baseline.
 WORSE = 3
@@ -55,32 +54,20 @@ def main(
     follow: bool = False,
     ssh_config: str | None = None,
 ) -> int:
-    logs: list[Log] = []
-    remotes: list[RemoteLogs] = []
     try:
-        for source in sources:
-            if source.startswith("ssh://"):
-                remote = open_remote(source, ssh_config)
-                remotes.append(remote)
-                logs += [replace(lg, opener=remote.open) for lg in remote.logs]
-            else:
-                logs += expand(source)
-        readers: dict[str, FileReader] = {lg.name: r.read_file for r in remotes for lg in r.logs}
-        return _report(
-            logs,
-            fmt=fmt,
-            tz=tz,
-            draft_config=draft_config,
-            follow=follow,
-            ssh_config=ssh_config,
-            readers=readers,
-        )
+        with opened(sources, ssh_config) as (logs, readers):
+            return _report(
+                logs,
+                fmt=fmt,
+                tz=tz,
+                draft_config=draft_config,
+                follow=follow,
+                ssh_config=ssh_config,
+                readers=readers,
+            )
     except InputError as exc:
         print(f"acceptmon: {exc}", file=sys.stderr)
         return BAD_SOURCE
-    finally:
-        for remote in remotes:
-            remote.close()
 
 
 def _report(

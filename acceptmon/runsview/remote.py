@@ -15,11 +15,11 @@ import lzma
 import posixpath
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, cast
 
-from acceptmon.runs.draft_config import MAX_CONFIG_BYTES
-from acceptmon.runsview.inputs import InputError, Log, plain_name
+from acceptmon.runs.draft_config import MAX_CONFIG_BYTES, FileReader
+from acceptmon.runsview.inputs import InputError, Log, expand, plain_name
 from acceptmon.sources.rotation import is_rotated_name
 from acceptmon.sources.ssh.connect import ConnectError, Connection, connect
 from acceptmon.sources.ssh.fetch import read_over
@@ -107,3 +107,25 @@ def _group(source: str, directory: str, names: list[str], mtime: dict[str, int])
         files = tuple(posixpath.join(directory, n) for n in (*ordered, base))
         logs.append(Log(prefix + base, files))
     return logs
+
+
+@contextmanager
+def opened(
+    sources: list[str], ssh_config: str | None = None
+) -> Iterator[tuple[list[Log], dict[str, FileReader]]]:
+    """Every SOURCE as logs (local or over SFTP) and the remote logs' file readers; InputError
+    when one names nothing readable. Connections close on exit."""
+    logs: list[Log] = []
+    remotes: list[RemoteLogs] = []
+    try:
+        for source in sources:
+            if source.startswith("ssh://"):
+                remote = open_remote(source, ssh_config)
+                remotes.append(remote)
+                logs += [replace(lg, opener=remote.open) for lg in remote.logs]
+            else:
+                logs += expand(source)
+        yield logs, {lg.name: r.read_file for r in remotes for lg in r.logs}
+    finally:
+        for remote in remotes:
+            remote.close()

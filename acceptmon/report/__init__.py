@@ -1,0 +1,136 @@
+"""``acceptmon report SOURCE… -o report.html``: acceptance a person would rather see than read.
+
+One self-contained HTML file (plots embedded as data URIs, light and dark
+variants chosen by the viewer's colour scheme): per source, the run table
+and verdict of ``acceptmon runs``, acceptance over time with run boundaries
+labelled by the keys that changed and findings marked, per-run
+distributions, acceptance against batch size, and per-position acceptance
+where the engine logs it. ``--png DIR`` writes the plots alone. Needs
+matplotlib (``pip install 'acceptmon[report]'``); the agent never imports it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import sys
+from datetime import tzinfo
+from pathlib import Path
+
+from acceptmon.model import Finding
+from acceptmon.oneshot import FindingLog
+from acceptmon.report.plots import Plot
+from acceptmon.report.series import SeriesSink
+from acceptmon.runs.draft_config import FileReader
+from acceptmon.runsview.inputs import InputError, Log
+from acceptmon.runsview.read import feed_file, new_pipeline
+from acceptmon.runsview.remote import opened
+from acceptmon.runsview.render import plain
+
+#: Exit status when matplotlib is not installed.
+NO_PLOTTING = 2
+
+_CSS = """
+:root { color-scheme: light dark; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1150px; padding: 0 1rem;
+       background: Canvas; color: CanvasText; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2.5rem; }
+pre { background: color-mix(in srgb, CanvasText 6%, Canvas); padding: .8rem; overflow-x: auto; }
+figure { margin: 1rem 0; } figcaption { font-size: .85rem; opacity: .8; }
+.row { display: flex; flex-wrap: wrap; gap: 1rem; } .row figure { flex: 1 1 480px; }
+img { max-width: 100%; height: auto; }
+"""
+
+
+def _img(plot: Plot) -> str:
+    light = base64.b64encode(plot.png["light"]).decode()
+    dark = base64.b64encode(plot.png["dark"]).decode()
+    return (
+        f'<figure class="plot" id="{plot.name}"><picture>'
+        f'<source media="(prefers-color-scheme: dark)" srcset="data:image/png;base64,{dark}">'
+        f'<img alt="{html.escape(plot.title)}" src="data:image/png;base64,{light}"></picture>'
+        f"<figcaption>{html.escape(plot.title)}</figcaption></figure>"
+    )
+
+
+def build(
+    logs: list[Log], tz: tzinfo, draft_config: list[str] | None, readers: dict[str, FileReader]
+) -> tuple[str, dict[str, list[Plot]]]:
+    """The HTML page and, per source, its plots."""
+    from acceptmon.report.plots import plots_for
+
+    pipeline, table = new_pipeline(tz, draft_config, readers)
+    series = SeriesSink(pipeline.tracker)
+    pipeline.sinks.append(series)
+    finding_log = FindingLog(pipeline)
+    for lg in logs:
+        for path in lg.files:
+            problem = feed_file(pipeline, lg.name, path, lg.opener)
+            if problem:
+                print(f"acceptmon: cannot read {problem}", file=sys.stderr)
+    finding_log.detector.evaluate()
+    findings: list[Finding] = list(finding_log.findings.values())
+    parts, plots = [], {}
+    for lg in logs:
+        runs, s = table.of(lg.name), series.sources.get(lg.name)
+        mine = [f for f in findings if f.source == lg.name]
+        parts.append(f"<h2>{html.escape(lg.name)}</h2>")
+        parts.append(f"<pre>{html.escape(plain(lg.name, runs, table.verdict(lg.name), []))}</pre>")
+        if s is None or not s.accept_len:
+            parts.append("<p>No Decode intervals with an accept length in this log.</p>")
+            continue
+        plots[lg.name] = drawn = plots_for(lg.name, s, runs, mine)
+        parts.append(_img(drawn[0]))
+        parts.append('<div class="row">' + "".join(_img(p) for p in drawn[1:]) + "</div>")
+        for f in mine:
+            state = "firing" if f.active else "resolved"
+            parts.append(
+                f"<p><b>{html.escape(f.severity.upper())} {html.escape(f.rule)}</b> ({state}): {html.escape(f.summary)}</p>"
+            )
+    page = (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>acceptmon report</title><style>{_CSS}</style></head><body>"
+        "<h1>acceptmon report: speculative-decoding acceptance</h1>" + "".join(parts) + "</body></html>"
+    )
+    return page, plots
+
+
+def main(
+    sources: list[str],
+    *,
+    out: str | None,
+    png_dir: str | None,
+    tz: tzinfo,
+    draft_config: list[str] | None = None,
+    ssh_config: str | None = None,
+) -> int:
+    try:
+        import matplotlib  # noqa: F401 - only to say clearly that it is missing
+    except ImportError:
+        print("acceptmon: report needs matplotlib: pip install 'acceptmon[report]'", file=sys.stderr)
+        return NO_PLOTTING
+    try:
+        with opened(sources, ssh_config) as (logs, readers):
+            page, plots = build(logs, tz, draft_config, readers)
+    except InputError as exc:
+        print(f"acceptmon: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if out:
+            Path(out).write_text(page, encoding="utf-8")
+            print(f"wrote {out} ({sum(len(p) for p in plots.values())} plots)")
+        if png_dir:
+            _write_pngs(Path(png_dir), plots)
+    except OSError as exc:
+        print(f"acceptmon: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _write_pngs(directory: Path, plots: dict[str, list[Plot]]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for i, (_source, drawn) in enumerate(sorted(plots.items()), start=1):
+        for p in drawn:
+            (directory / f"{i:02d}-{p.name}.png").write_bytes(p.png["light"])
+    print(f"wrote {sum(len(d) for d in plots.values())} PNG files to {directory}")

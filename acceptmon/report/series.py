@@ -1,0 +1,53 @@
+"""What a report draws, collected in one pass: per-interval points, run boundaries, findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from acceptmon.model import DecodeSample, Record, SpecSample
+from acceptmon.runs import RunTracker
+
+
+@dataclass
+class SourceSeries:
+    """One source's intervals as columns (no per-line objects kept)."""
+
+    ts: list[datetime] = field(default_factory=list)
+    accept_len: list[float] = field(default_factory=list)
+    running: list[int] = field(default_factory=list)
+    run_id: list[str] = field(default_factory=list)
+    #: vLLM per-position acceptance, summed (and counted) per position.
+    position_sum: list[float] = field(default_factory=list)
+    position_n: list[int] = field(default_factory=list)
+
+    def positions(self) -> list[float]:
+        return [s / n for s, n in zip(self.position_sum, self.position_n, strict=True) if n]
+
+
+class SeriesSink:
+    """A pipeline sink: every interval with a time and an accept length, by source."""
+
+    def __init__(self, tracker: RunTracker) -> None:
+        self._tracker = tracker
+        self.sources: dict[str, SourceSeries] = {}
+
+    def __call__(self, record: Record) -> None:
+        if not isinstance(record, DecodeSample | SpecSample):
+            return
+        if isinstance(record, SpecSample) and record.per_position:
+            s = self.sources.setdefault(record.meta.source, SourceSeries())
+            while len(s.position_sum) < len(record.per_position):
+                s.position_sum.append(0.0)
+                s.position_n.append(0)
+            for i, v in enumerate(record.per_position):
+                s.position_sum[i] += v
+                s.position_n[i] += 1
+        if record.accept_len is None or record.meta.ts is None:
+            return
+        run = self._tracker.current(record.meta.source)
+        s = self.sources.setdefault(record.meta.source, SourceSeries())
+        s.ts.append(record.meta.ts)
+        s.accept_len.append(record.accept_len)
+        s.running.append(record.running_req if isinstance(record, DecodeSample) else 0)
+        s.run_id.append(run.run_id if run else "-")
