@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 import sys
 import traceback
 from collections.abc import Sequence
@@ -85,6 +86,28 @@ def _report(args: argparse.Namespace) -> int:
         tz=tz,
         draft_config=args.draft_config,
         ssh_config=args.ssh_config,
+    )
+
+
+def _backfill(args: argparse.Namespace) -> int:
+    from acceptmon import backfill, log_time
+
+    try:
+        tz = log_time.zone(args.timezone) if args.timezone else log_time.host_zone()
+    except ValueError as exc:
+        print(f"acceptmon: --timezone: {exc}", file=sys.stderr)
+        return 2
+    if not 1 <= args.step <= 86400:
+        print("acceptmon: --step: expected seconds from 1 to 86400", file=sys.stderr)
+        return 2
+    return backfill.main(
+        args.sources,
+        out=args.out,
+        step=args.step,
+        tz=tz,
+        draft_config=args.draft_config,
+        ssh_config=args.ssh_config,
+        labels={"job": args.job, "instance": args.instance or f"{socket.gethostname()}:9469"},
     )
 
 
@@ -220,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_runs(sub)
     _add_report(sub)
+    _add_backfill(sub)
     _add_grafana(sub)
 
     run = sub.add_parser(
@@ -346,6 +370,30 @@ def _add_report(sub: Any) -> None:
     rep.add_argument("--ssh-config", metavar="FILE", help="as for 'acceptmon runs'")
     rep.add_argument("--timezone", metavar="ZONE", help="as for 'acceptmon runs'")
     rep.set_defaults(func=_report)
+
+
+def _add_backfill(sub: Any) -> None:
+    bf = sub.add_parser(
+        "backfill",
+        help="turn old logs into Prometheus history (OpenMetrics and TSDB blocks)",
+        description="Read logs once and write the metrics the agent would have served, sampled every "
+        "--step seconds of log time with the log's timestamps, as OpenMetrics (DIR/acceptmon.om), then "
+        "TSDB blocks via 'promtool tsdb create-blocks-from openmetrics' (DIR/blocks) to copy into "
+        "Prometheus's data directory. SOURCEs as for 'acceptmon runs'.",
+        epilog="exit status: 0 written; 1 cannot write; 2 bad SOURCE or flag; 3 no promtool or it failed "
+        "(the OpenMetrics file is written)",
+    )
+    bf.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, glob, '-' or ssh://host/path")
+    bf.add_argument("--out", required=True, metavar="DIR", help="where to write acceptmon.om and blocks/")
+    bf.add_argument("--step", type=float, default=60.0, metavar="SECONDS", help="sampling step (default 60)")
+    bf.add_argument("--job", default="acceptmon", help="the scrape job's name, as live series carry it")
+    bf.add_argument(
+        "--instance", help="the agent's instance label, as live series carry it (default HOSTNAME:9469)"
+    )
+    bf.add_argument("--draft-config", metavar="PATH", action="append", help="as for 'acceptmon runs'")
+    bf.add_argument("--ssh-config", metavar="FILE", help="as for 'acceptmon runs'")
+    bf.add_argument("--timezone", metavar="ZONE", help="as for 'acceptmon runs'")
+    bf.set_defaults(func=_backfill)
 
 
 def _add_grafana(sub: Any) -> None:

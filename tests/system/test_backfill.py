@@ -1,0 +1,114 @@
+"""``acceptmon backfill``: old logs → OpenMetrics → TSDB blocks (real promtool) → a real Prometheus.
+
+The blocks are the Prometheus data directory; queried at past instants, the
+Decode count and accept length equal what the log says there, and a dashboard
+query (on raw metrics) returns the history.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.system.tools import free_port, require_tool
+
+pytestmark = pytest.mark.system
+
+DEMO = Path(__file__).resolve().parents[2] / "acceptmon" / "demo" / "data" / "demo-eagle3-incident.log"
+
+
+def _query(base: str, expr: str, at: float) -> list[dict]:
+    url = f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": expr, "time": f"{at:.3f}"})
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return list(json.load(r)["data"]["result"])
+
+
+@pytest.fixture
+def backfilled(tmp_path: Path) -> Path:
+    require_tool("promtool")
+    out = tmp_path / "out"
+    cmd = [
+        sys.executable,
+        "-m",
+        "acceptmon",
+        "backfill",
+        str(DEMO),
+        "--out",
+        str(out),
+        "--instance",
+        "gpu-7:9469",
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "wrote TSDB blocks" in done.stdout and "retention" in done.stdout
+    return out
+
+
+@pytest.fixture
+def prometheus(tmp_path: Path, backfilled: Path) -> Iterator[str]:
+    data = tmp_path / "data"
+    shutil.copytree(backfilled / "blocks", data)
+    (tmp_path / "prometheus.yml").write_text("global: {scrape_interval: 15s}\n")
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            require_tool("prometheus"),
+            f"--config.file={tmp_path / 'prometheus.yml'}",
+            f"--storage.tsdb.path={data}",
+            "--storage.tsdb.retention.time=100y",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--log.level=warn",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline and proc.poll() is None, "prometheus never became ready"
+            time.sleep(0.2)  # polling readiness
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _points(om: Path, name: str) -> list[tuple[float, float]]:
+    out = []
+    for line in om.read_text().splitlines():
+        if line.startswith(name + "{"):
+            *_, value, ts = line.split(" ")
+            out.append((float(ts), float(value)))
+    return out
+
+
+def test_history_is_queryable_in_prometheus(prometheus: str, backfilled: Path) -> None:
+    om = backfilled / "acceptmon.om"
+    counts = _points(om, "acceptmon_decode_batches_total")
+    lengths = _points(om, "acceptmon_spec_accept_length")
+    assert len(counts) > 5 and counts[-1][1] == 270
+    for at, value in [counts[len(counts) // 2], counts[-1]]:
+        got = _query(prometheus, "acceptmon_decode_batches_total", at)
+        assert [float(r["value"][1]) for r in got] == [value], (at, got)
+        assert got[0]["metric"]["instance"] == "gpu-7:9469" and got[0]["metric"]["job"] == "acceptmon"
+    # A run at ~19% acceptance two days before "now": the dashboard's accept-length panel shows it.
+    at, value = next((t, v) for t, v in lengths if v < 1.8)
+    expr = 'acceptmon_spec_accept_length{instance=~".*", source=~".*"}'
+    got = _query(prometheus, expr, at)
+    assert [round(float(r["value"][1]), 4) for r in got] == [round(value, 4)]
