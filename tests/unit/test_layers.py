@@ -28,7 +28,7 @@ LAYERS: dict[str, int] = {
     "notify": 5,
     **dict.fromkeys(["pipeline", "fastpath"], 6),
     **dict.fromkeys(["settings", "startup", "webconfig"], 7),
-    **dict.fromkeys(["agent", "oneshot", "demo", "runsview", "dashboard", "report", "backfill"], 8),
+    **dict.fromkeys(["agent", "oneshot", "demo", "runsview", "dashboard", "report", "backfill", "frames"], 8),
     **dict.fromkeys(["cli", "__main__"], 9),
 }
 #: Stages of one layer that must not know each other.

@@ -1,0 +1,158 @@
+"""Acceptance as pandas DataFrames, for notebooks: ``acceptmon.read_log`` and ``acceptmon.read_runs``.
+
+Same SOURCEs as ``acceptmon runs`` (paths, globs and rotated sets oldest
+first, ``-``, ``ssh://``), read through the agent's pipeline, so every number
+is the one the agent would have exported. Columns are collected as plain
+lists during the read and become typed columns once, at the end.
+
+``read_log`` columns (one row per Decode interval, per rank, and per vLLM
+spec-decode record):
+
+==================  ========================  =====================================================
+column              dtype                     meaning
+==================  ========================  =====================================================
+ts                  datetime64[…, zone]       the line's time, in the source's zone
+source              category                  the log (a rotated set is one source)
+engine              category                  ``sglang`` or ``vllm``
+run_id              category                  the server run the interval belongs to (r1, r2, …)
+rank                string                    rank prefix (``TP0``, ``DP1 TP0``), empty if none
+accept_len          float64                   accepted tokens per verify step, bonus token included
+accept_rate         float64                   fraction of draft tokens accepted (0-1), when known
+running_req         Int64                     #running-req (SGLang)
+queue_req           Int64                     #queue-req (SGLang)
+gen_throughput      float64                   gen throughput (token/s) (SGLang)
+accepted_tokens     Int64                     exact accepted tokens (vLLM)
+drafted_tokens      Int64                     exact drafted tokens (vLLM)
+==================  ========================  =====================================================
+"""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+from typing import TYPE_CHECKING, Any
+
+from acceptmon.detect.runstats import run_json
+from acceptmon.model import DecodeSample, Record, SpecSample
+from acceptmon.runs import RunTracker
+from acceptmon.runsview.read import feed_file, new_pipeline
+from acceptmon.runsview.remote import opened
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+COLUMNS = (
+    "ts", "source", "engine", "run_id", "rank", "accept_len", "accept_rate",
+    "running_req", "queue_req", "gen_throughput", "accepted_tokens", "drafted_tokens",
+)  # fmt: skip
+
+
+class _Columns:
+    """A pipeline sink appending each interval to plain lists (no per-line dicts)."""
+
+    def __init__(self, tracker: RunTracker) -> None:
+        self._tracker = tracker
+        self.cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+
+    def __call__(self, r: Record) -> None:
+        if not isinstance(r, DecodeSample | SpecSample):
+            return
+        run = self._tracker.current(r.meta.source)
+        c = self.cols
+        c["ts"].append(r.meta.ts)
+        c["source"].append(r.meta.source)
+        c["run_id"].append(run.run_id if run else None)
+        c["rank"].append(" ".join(f"{k}{v}" for k, v in r.meta.ranks))
+        c["accept_len"].append(r.accept_len)
+        c["accept_rate"].append(r.accept_rate)
+        decode = isinstance(r, DecodeSample)
+        c["engine"].append("sglang" if decode else "vllm")
+        c["running_req"].append(r.running_req if isinstance(r, DecodeSample) else None)
+        c["queue_req"].append(r.queue_req if isinstance(r, DecodeSample) else None)
+        c["gen_throughput"].append(r.gen_throughput if isinstance(r, DecodeSample) else None)
+        c["accepted_tokens"].append(r.accepted_tokens if isinstance(r, SpecSample) else None)
+        c["drafted_tokens"].append(r.drafted_tokens if isinstance(r, SpecSample) else None)
+
+
+def _zone(timezone: str | tzinfo | None) -> tzinfo:
+    from acceptmon import log_time
+
+    if timezone is None:
+        return log_time.host_zone()
+    return log_time.zone(timezone) if isinstance(timezone, str) else timezone
+
+
+def _read(
+    sources: str | list[str],
+    timezone: str | tzinfo | None,
+    draft_config: list[str] | None,
+    ssh_config: str | None,
+) -> tuple[Any, Any]:
+    names = [sources] if isinstance(sources, str) else list(sources)
+    tz = _zone(timezone)
+    with opened(names, ssh_config) as (logs, readers):
+        pipeline, table = new_pipeline(tz, draft_config, readers)
+        columns = _Columns(pipeline.tracker)
+        pipeline.sinks.append(columns)
+        for lg in logs:
+            for path in lg.files:
+                problem = feed_file(pipeline, lg.name, path, lg.opener)
+                if problem:
+                    raise OSError(f"cannot read {problem}")
+    return columns, table
+
+
+def read_log(
+    sources: str | list[str],
+    *,
+    timezone: str | tzinfo | None = None,
+    draft_config: list[str] | None = None,
+    ssh_config: str | None = None,
+) -> pd.DataFrame:
+    """One row per interval (see the module doc for the columns); raises OSError if a file is unreadable."""
+    import pandas as pd
+
+    columns, _table = _read(sources, timezone, draft_config, ssh_config)
+    c = columns.cols
+    frame = pd.DataFrame(
+        {
+            "ts": pd.to_datetime(pd.Series(c["ts"], dtype=object), utc=False),
+            "source": pd.Categorical(c["source"]),
+            "engine": pd.Categorical(c["engine"], categories=["sglang", "vllm"]),
+            "run_id": pd.Categorical(c["run_id"]),
+            "rank": pd.array(c["rank"], dtype="string"),
+            "accept_len": pd.array(c["accept_len"], dtype="float64"),
+            "accept_rate": pd.array(c["accept_rate"], dtype="float64"),
+            "running_req": pd.array(c["running_req"], dtype="Int64"),
+            "queue_req": pd.array(c["queue_req"], dtype="Int64"),
+            "gen_throughput": pd.array(c["gen_throughput"], dtype="float64"),
+            "accepted_tokens": pd.array(c["accepted_tokens"], dtype="Int64"),
+            "drafted_tokens": pd.array(c["drafted_tokens"], dtype="Int64"),
+        }
+    )
+    return frame
+
+
+def read_runs(
+    sources: str | list[str],
+    *,
+    timezone: str | tzinfo | None = None,
+    draft_config: list[str] | None = None,
+    ssh_config: str | None = None,
+) -> pd.DataFrame:
+    """One row per run: what ``acceptmon runs --format json`` says, flattened."""
+    import pandas as pd
+
+    _columns, table = _read(sources, timezone, draft_config, ssh_config)
+    rows = []
+    for source in table.sources():
+        for stats in table.of(source):
+            j = run_json(stats)
+            ci = j.pop("accept_len_ci") or [None, None]
+            settings = j.pop("settings")
+            rows.append(
+                {"source": source, **j, "accept_len_ci_low": ci[0], "accept_len_ci_high": ci[1], **settings}
+            )
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["started"] = pd.to_datetime(frame["started"], utc=True)
+    return frame
