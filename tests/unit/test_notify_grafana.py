@@ -107,3 +107,43 @@ def test_grafana_settings_are_checked() -> None:
             {"X": "tok"},
         )
     assert "expected an https:// URL" in str(err.value) and "tok" not in str(err.value)
+
+
+def test_the_agent_annotates_run_starts_and_findings(
+    tmp_path: Path, grafana: FakeGrafana, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+    from datetime import timedelta
+
+    from acceptmon.agent import Agent
+    from acceptmon.settings import from_mapping
+    from acceptmon.testing import synth
+
+    monkeypatch.setenv("GF_TOKEN", grafana.state.token)
+    t0 = datetime(2026, 11, 30, 9, 0, 0)
+    lines = [*synth.startup(t0, 1, speculative_num_steps=3)]
+    lines += [synth.decode_line(t0 + timedelta(seconds=60 + i), 2.4, 8) for i in range(5)]
+    lines += [*synth.startup(t0 + timedelta(hours=1), 2, speculative_num_steps=5)]
+    (tmp_path / "s.log").write_text("\n".join(lines) + "\n")
+    cfg = from_mapping(
+        {
+            "state_dir": str(tmp_path / "state"),
+            "read_draft_config": False,
+            "sources": [{"path": str(tmp_path / "s.log"), "name": "gpu"}],
+            "notify": {
+                "grafana": {"url": grafana.url, "token_env": "GF_TOKEN", "allow_insecure_localhost": True}
+            },
+        }
+    )
+    agent = Agent(cfg)
+    try:
+        agent.open()
+        agent.step()
+        deadline = time.monotonic() + 20
+        while len([a for a in grafana.state.annotations if "run" in a["tags"]]) < 2:
+            assert time.monotonic() < deadline, grafana.state.annotations
+            time.sleep(0.05)  # polling the fake server
+    finally:
+        agent.close()
+    runs = sorted((a for a in grafana.state.annotations if "run" in a["tags"]), key=lambda a: a["time"])
+    assert "run r1 started" in runs[0]["text"] and "args.speculative_num_steps" in runs[1]["text"]
