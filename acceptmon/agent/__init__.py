@@ -29,6 +29,7 @@ from acceptmon.agent.checkpoint_schema import Checkpoint, CheckpointInvalid
 from acceptmon.agent.history import HistoryFilter
 from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.detect import DetectConfig, Detector
+from acceptmon.detect.runstats import RunTable
 from acceptmon.labels import SourceIdentity
 from acceptmon.model import Finding, Run
 from acceptmon.pipeline import Pipeline
@@ -99,6 +100,9 @@ class Agent:
         self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
         self.detector = Detector(DetectConfig.from_dict(config.detect))
         self.pipeline.sinks.append(self.detector.observe)
+        #: Per-run acceptance and the verdict, for /api/runs and /api/verdict.
+        self.run_table = RunTable(self.tracker, self.detector.config)
+        self.pipeline.sinks.append(self.run_table)
         self.tracker.on_run_start.append(self._run_started)
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -159,6 +163,7 @@ class Agent:
             self.pipeline.restore(saved.pipeline)
             self.tracker.restore(saved.runs)
             self._restore_findings(saved)
+            self.run_table.restore(saved.run_stats)
         except Exception as exc:
             log.debug("restore failed: %s", type(exc).__name__)
             return False
@@ -370,6 +375,7 @@ class Agent:
                 "runs": self.tracker.checkpoint(),
                 "detector": self.detector.checkpoint(),
                 "announced": self._announced(),
+                "run_stats": self.run_table.checkpoint(),
             }
 
     def _positions(self) -> dict[str, Any]:

@@ -46,6 +46,8 @@ class Checkpoint:
     detector: Json
     announced_keys: frozenset[str]
     raised: dict[tuple[str, str, str], int]
+    #: Per-run acceptance for /api/runs (``RunTable.checkpoint``): advisory, read leniently.
+    run_stats: Json | None = None
 
 
 def parse(doc: Any, detect: DetectConfig) -> Checkpoint:
@@ -62,7 +64,10 @@ def parse(doc: Any, detect: DetectConfig) -> Checkpoint:
     if detector:
         _detector(detector, detect)
     keys, raised = _announced(top.get("announced") or {})
-    return Checkpoint(sources, pipeline, runs, detector, keys, raised)
+    stats = top.get("run_stats")
+    return Checkpoint(
+        sources, pipeline, runs, detector, keys, raised, stats if isinstance(stats, dict) else None
+    )
 
 
 # -- positions ---------------------------------------------------------------------------

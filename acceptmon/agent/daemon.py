@@ -9,6 +9,7 @@ import logging
 import signal
 import ssl
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from acceptmon import settings as config_mod
@@ -24,8 +25,17 @@ from acceptmon.agent.health import (
     reload_metrics,
     source_metrics,
 )
-from acceptmon.agent.http import ConnectionStats, HttpError, HttpServer, json_route, metrics_route
+from acceptmon.agent.http import (
+    ConnectionStats,
+    HttpError,
+    HttpServer,
+    json_prefix_route,
+    json_route,
+    metrics_route,
+)
+from acceptmon.detect.runstats import RunStats, run_json, verdict_json
 from acceptmon.metrics.collect import render
+from acceptmon.model import Run
 from acceptmon.notify.config import NotifyConfigError
 from acceptmon.notify.payload import finding_json
 from acceptmon.runs.codec import run_to_dict
@@ -55,13 +65,69 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
 
 
 def _runs(agent: Agent) -> list[dict[str, Any]]:
+    """One compact row per run, as ``acceptmon runs --format json`` gives them, oldest first per
+    source; runs from before the agent's memory (snapshots on disk) carry no acceptance numbers."""
     out = []
     for source in sorted({*agent.sources, *agent.tracker.sources()}):
+        stats = {s.run.run_id: s for s in agent.run_table.of(source)}
         saved = agent.snapshots.load(source)
         known = {r["run_id"] for r in saved}
-        live = [run_to_dict(r) for r in agent.tracker.runs(source) if r.run_id not in known]
-        out += saved + live
+        for row in saved:
+            if row["run_id"] not in stats:
+                out.append(_compact_saved(source, row))
+        for run in agent.tracker.runs(source):
+            if run.run_id in stats or run.run_id not in known:
+                out.append(_compact(source, run, stats.get(run.run_id) or RunStats(run)))
     return out
+
+
+def _compact(source: str, run: Run, stats: RunStats) -> dict[str, Any]:
+    full = run_to_dict(run)
+    return {"source": source, **run_json(stats), "config_hash": _hash(run), "diff": full.get("diff")}
+
+
+def _hash(run: Run) -> str | None:
+    return run.config.hash if run.config else None
+
+
+def _compact_saved(source: str, row: dict[str, Any]) -> dict[str, Any]:
+    diff = row.get("diff") or {}
+    keys = [c[0] for c in diff.get("changed", [])] + [a[0] for a in diff.get("added", [])]
+    keys += [r[0] for r in diff.get("removed", [])]
+    return {
+        "source": source,
+        "run_id": row.get("run_id"),
+        "started": row.get("started"),
+        "intervals": None,
+        "accept_len_median": None,
+        "accept_len_ci": None,
+        "accept_rate": None,
+        "settings": row.get("settings"),
+        "changed_keys": keys,
+        "config_hash": (row.get("config") or {}).get("hash"),
+        "diff": row.get("diff"),
+    }
+
+
+def _run_detail(agent: Agent, run_id: str) -> list[dict[str, Any]]:
+    """Every source's run ``run_id`` in full (server args redacted, draft config, diff)."""
+    found = []
+    for source in sorted({*agent.sources, *agent.tracker.sources()}):
+        live = {r.run_id: run_to_dict(r) for r in agent.tracker.runs(source)}
+        saved = {r["run_id"]: r for r in agent.snapshots.load(source)}
+        full = live.get(run_id) or saved.get(run_id)
+        if full is not None:
+            found.append({"source": source, **full})
+    if not found:
+        raise HttpError(404, f"no run {run_id[:40]!r}; /api/runs lists them\n")
+    return found
+
+
+def _verdicts(agent: Agent) -> list[dict[str, Any]]:
+    return [
+        {"source": source, "verdict": verdict_json(agent.run_table.verdict(source))}
+        for source in sorted({*agent.sources, *agent.tracker.sources()})
+    ]
 
 
 def serve(agent: Agent, cfg: config_mod.Config | None = None) -> HttpServer:
@@ -76,10 +142,14 @@ def serve(agent: Agent, cfg: config_mod.Config | None = None) -> HttpServer:
             _restored(agent).last_progress, agent.pending(), agent.config.stall_after
         ),
         "/api/findings": json_route(lambda: [finding_json(f) for f in _restored(agent).findings]),
-        "/api/runs": json_route(lambda: _runs(_restored(agent))),
+        "/api/runs": json_route(lambda: _locked(agent, _runs)),
+        "/api/verdict": json_route(lambda: _locked(agent, _verdicts)),
+    }
+    prefixes = {
+        "/api/runs/": json_prefix_route(lambda run_id: _locked(agent, lambda a: _run_detail(a, run_id)))
     }
     try:
-        server = HttpServer(host, port, routes, web, stats=stats)
+        server = HttpServer(host, port, routes, web, stats=stats, prefix_routes=prefixes)
     except (ssl.SSLError, ValueError) as exc:  # certificate changed since validation
         raise config_mod.ConfigError([f"web config: cannot load the TLS certificate or key: {exc}"]) from None
     server.start()
@@ -94,6 +164,13 @@ def serve(agent: Agent, cfg: config_mod.Config | None = None) -> HttpServer:
             server.port,
         )
     return server
+
+
+def _locked(agent: Agent, produce: Callable[[Agent], Any]) -> Any:
+    """``produce(agent)`` under the agent lock, once the checkpoint is restored."""
+    _restored(agent)
+    with agent.lock:
+        return produce(agent)
 
 
 def _restored(agent: Agent) -> Agent:

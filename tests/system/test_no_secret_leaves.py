@@ -126,7 +126,10 @@ def test_no_planted_secret_in_any_output(tmp_path: Path) -> None:
                 30,
                 "the agent raised no drop",
             )
-            for route in ("/metrics", "/healthz", "/api/findings", "/api/runs"):
+            run_ids = sorted({r["run_id"] for r in json.loads(agent.get("/api/runs") or "[]")})
+            details = [f"/api/runs/{run_id}" for run_id in run_ids]
+            assert details, "no runs to search"
+            for route in ("/metrics", "/healthz", "/api/findings", "/api/runs", "/api/verdict", *details):
                 body = agent.get(route)
                 assert body, f"{route} answered nothing"
                 leaks += _leaks(f"agent {route}", body, (slack.token, hook.token))

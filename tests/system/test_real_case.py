@@ -221,7 +221,10 @@ def test_eagle3_layer_change_found_named_resolved_and_remembered(case: tuple[Pat
         _revert_resolves(agent, log, draft, finding)
         expected = [("r1", None), ("r2", (GOOD, BAD)), ("r3", (BAD, GOOD))]
         assert _runs(agent) == expected
-        _check_snapshots(agent.json("/api/runs"), draft, config.parent / "launch.yaml")
+        # /api/runs is compact; each run's full snapshot is at /api/runs/<run_id>.
+        assert all("config" not in run for run in agent.json("/api/runs"))
+        full = [agent.json(f"/api/runs/{run_id}")[0] for run_id, _ in expected]
+        _check_snapshots(full, draft, config.parent / "launch.yaml")
         assert agent.stop() == 0
 
         # The agent itself restarts: run history comes back from the state dir, nothing is re-read.

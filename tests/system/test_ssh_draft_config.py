@@ -117,7 +117,7 @@ def test_remote_draft_config_is_part_of_the_run_snapshot(
     wait_for(
         lambda: agent.metric("acceptmon_decode_batches_total", source="remote") == 1, 20, "remote never read"
     )
-    runs = agent.api("/api/runs")
+    runs = agent.api("/api/runs/r1")
     text = json.dumps(runs)
     assert "eagle_aux_hidden_state_layer_ids" in text and "58" in text, text[:2000]
 
@@ -140,5 +140,5 @@ def test_a_repo_id_draft_is_found_in_the_remote_hf_cache(
     wait_for(
         lambda: agent.metric("acceptmon_decode_batches_total", source="remote") == 1, 20, "remote never read"
     )
-    assert "eagle_aux_hidden_state_layer_ids" in json.dumps(agent.api("/api/runs"))
+    assert "eagle_aux_hidden_state_layer_ids" in json.dumps(agent.api("/api/runs/r1"))
     assert agent.metric("acceptmon_draft_config_missing", source="remote") == 0
