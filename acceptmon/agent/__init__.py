@@ -31,7 +31,7 @@ from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.detect import DetectConfig, Detector
 from acceptmon.detect.runstats import RunTable
 from acceptmon.labels import SourceIdentity
-from acceptmon.model import Finding, Run
+from acceptmon.model import Finding, Run, SpecSettings
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker
 from acceptmon.runs.codec import SnapshotStore
@@ -92,11 +92,13 @@ class Agent:
         self.tracker = RunTracker(
             draft_reader=self._read_draft if config.read_draft_config else None,
             watched_reader=self.watched.snapshot,
+            declared=self._declared,
         )
         self._zones: dict[str, tzinfo] = {}
         #: Sources whose current run's draft config.json could not be found (a gauge).
         self.draft_missing: dict[str, bool] = {}
         self._draft_warned: set[tuple[str, str]] = set()
+        self._unknown_warned: set[str] = set()
         self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
         self.detector = Detector(DetectConfig.from_dict(config.detect))
         self.pipeline.sinks.append(self.detector.observe)
@@ -436,7 +438,25 @@ class Agent:
             )
         return found
 
+    def _declared(self, source: str) -> SpecSettings | None:
+        """The source's ``speculative:`` settings, for a run whose start line was never seen."""
+        entry = self._source_entry(source)
+        spec = entry[0].speculative() if entry else {}
+        if not spec:
+            return None
+        steps, topk = spec.get("num_steps"), spec.get("topk")
+        tokens = spec.get("num_draft_tokens") or (steps + 1 if steps and (topk or 1) == 1 else None)
+        return SpecSettings("declared", steps, topk, tokens)
+
     def _run_started(self, run: Run) -> None:
+        if run.config is None and run.settings.slots is None and run.source not in self._unknown_warned:
+            self._unknown_warned.add(run.source)
+            log.warning(
+                "%s: no server_args line seen for this run (rotated away, or read from the end): accept "
+                "rates cannot be normalised; declare the source's speculative: {num_steps, "
+                "num_draft_tokens, topk} (acceptmon_run_settings_unknown is 1 meanwhile)",
+                run.source,
+            )
         # The ending run's verdict first: a backlog (agent deployed or down
         # during the incident) is read in one go, and the next periodic
         # evaluation would already see the run after it.

@@ -23,6 +23,7 @@ from acceptmon.agent.health import (
     http_metrics,
     notify_metrics,
     reload_metrics,
+    settings_metrics,
     source_metrics,
 )
 from acceptmon.agent.http import (
@@ -54,6 +55,7 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
         )
         yield from reload_metrics(agent.reload_ok, agent.reload_at)
         yield from draft_metrics(agent.draft_missing)
+        yield from settings_metrics({s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources()})
         yield from finding_metrics(agent.findings, agent.raised, agent.pipeline.store.hosts)
         if agent.notify_worker is not None:
             from acceptmon.notify import OUTCOMES

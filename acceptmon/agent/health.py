@@ -75,6 +75,14 @@ def draft_metrics(missing: Mapping[str, bool]) -> Iterator[Metric]:
     yield fam
 
 
+def settings_metrics(unknown: Mapping[str, bool]) -> Iterator[Metric]:
+    """Which sources run without known speculative settings."""
+    fam = _fam("acceptmon_run_settings_unknown")
+    for source, flag in sorted(unknown.items()):
+        fam.add_metric([source], 1.0 if flag else 0.0)
+    yield fam
+
+
 def reload_metrics(ok: bool, at: float) -> Iterator[Metric]:
     """Whether the last settings (re)load took, and when one last did (as Prometheus does)."""
     success = _fam("acceptmon_config_last_reload_successful")

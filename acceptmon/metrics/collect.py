@@ -115,6 +115,11 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
         ("source", "kind"),
     ),
     _g(
+        "acceptmon_run_settings_unknown",
+        "1 while the current run has no server_args line and no declared speculative: settings "
+        "(accept rates cannot be normalised).",
+    ),
+    _g(
         "acceptmon_draft_config_missing",
         "1 while the current run's draft model config.json could not be found (changes inside it are invisible).",
     ),

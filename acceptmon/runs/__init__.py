@@ -133,8 +133,12 @@ class RunTracker:
         draft_reader: DraftReader | None = None,
         history: int = 50,
         watched_reader: Callable[[], dict[str, Any]] | None = None,
+        declared: Callable[[str], SpecSettings | None] | None = None,
     ) -> None:
+        """``declared`` gives a source's speculative settings for a run whose start line was
+        never seen (rotated away, read from the end), so its accept rate can still be normalised."""
         self._sources: dict[str, SourceRuns] = {}
+        self._declared = declared
         self._read_draft = draft_reader
         self._read_watched = watched_reader
         self._history = history
@@ -145,6 +149,11 @@ class RunTracker:
     ) -> None:
         """Reloaded settings: where the next runs' draft configs and watched files come from."""
         self._read_draft, self._read_watched = draft_reader, watched_reader
+
+    def settings_unknown(self, source: str) -> bool:
+        """Whether the current run has neither a start line nor declared settings (rates unknown)."""
+        run = self.current(source)
+        return run is not None and run.config is None and run.settings.slots is None
 
     def current(self, source: str) -> Run | None:
         state = self._sources.get(source)
@@ -171,7 +180,7 @@ class RunTracker:
         if isinstance(record, ServerStart):
             self._start(state, record)
         elif state.current is None:
-            self._open(state, source, record, None)
+            self._open(state, source, record, None, self._declared(source) if self._declared else None)
         if isinstance(record, DecodeSample):
             return self._enrich(state, record)
         if isinstance(record, Shutdown | Crash):

@@ -88,3 +88,28 @@ def test_a_missing_draft_config_is_one_warning_and_a_gauge(
         assert 'acceptmon_draft_config_missing{source="gpu"} 1.0' in _metrics(agent)
     finally:
         agent.close()
+
+
+@pytest.mark.parametrize("declared", [None, {"num_steps": 3, "topk": 1}], ids=["unknown", "declared"])
+def test_a_log_without_its_start_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, declared: dict[str, int] | None
+) -> None:
+    lines = [synth.decode_line(NOW + timedelta(seconds=i), 2.5) for i in range(5)]  # started long ago
+    (tmp_path / "s.log").write_text("\n".join(lines) + "\n")
+    agent = _agent(tmp_path, **({"speculative": declared} if declared else {}))
+    try:
+        with caplog.at_level(logging.WARNING):
+            agent.open()
+            agent.step()
+        warned = [r for r in caplog.records if "no server_args line seen" in r.getMessage()]
+        metrics = _metrics(agent)
+        run = agent.tracker.current("gpu")
+        assert run is not None
+        if declared:
+            assert not warned and 'acceptmon_run_settings_unknown{source="gpu"} 0.0' in metrics
+            assert run.settings.slots == 3  # (2.5 - 1) / 3 = 50% per token
+            assert 'acceptmon_spec_accept_rate{source="gpu"} 0.5' in metrics
+        else:
+            assert len(warned) == 1 and 'acceptmon_run_settings_unknown{source="gpu"} 1.0' in metrics
+    finally:
+        agent.close()
