@@ -50,16 +50,18 @@ class Detector:
         """Every open finding plus the most recently resolved ones, of every source.
 
         ``now`` (aware, like the parsed log times) only drives the stall
-        rule; without it, the newest sample time seen is used. ``source`` limits
-        the work to the source that just got data (the others keep their state;
-        evaluate them all on a timer so that stalls are noticed).
+        rule; without it (one-shot, backfill) each source is judged by its own
+        clock, its newest sample time, so logs read together never make each
+        other look silent. ``source`` limits the work to the source that just
+        got data (the others keep their state; evaluate them all on a timer so
+        that stalls are noticed).
         """
-        if now is None:
-            seen = [s.last_ts for s in self._sources.values() if s.last_ts is not None]
-            now = max(seen) if seen else None
         out: list[Finding] = []
         for name, state in self._sources.items():
-            out += state.evaluate(now) if source is None or name == source else state.book.all()
+            if source is None or name == source:
+                out += state.evaluate(now if now is not None else state.last_ts)
+            else:
+                out += state.book.all()
         return out
 
     def last_time(self, source: str) -> datetime | None:
