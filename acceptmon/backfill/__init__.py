@@ -171,6 +171,9 @@ def main(
         print(f"acceptmon: cannot write {om}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"wrote {om}: {sampler.recorder.points} points of {len(sampler.recorder.families)} metrics")
+    if not sampler.recorder.points:
+        print("acceptmon: nothing to backfill: no line with a timestamp and a metric", file=sys.stderr)
+        return 0
     problem = blocks(om, directory / "blocks")
     if problem:
         print(f"acceptmon: no TSDB blocks: {problem}", file=sys.stderr)
