@@ -20,6 +20,8 @@ from acceptmon.detect import persist
 from acceptmon.detect.config import DetectConfig
 from acceptmon.metrics.store import ACCEPT_LEN_BUCKETS, COUNTERS, GAUGES
 from acceptmon.model import PARSE_ERROR_KINDS
+from acceptmon.sources.tail.checkpoint import CHECKPOINT_VERSION as FILES_VERSION
+from acceptmon.sources.tail.fs import parse_file_id
 
 VERSION = 1
 #: Larger than any real offset, line number or count; smaller than what breaks arithmetic.
@@ -79,12 +81,13 @@ def _source(raw: Any, where: str) -> Json:
     if "url" in d:  # ssh
         _obj(d, where, required={"url", "files"})
         _str(d["url"], f"{where}.url")
+        if "version" in d:
+            _files_version(d["version"], where)
         for path, e in _map(d["files"], f"{where}.files").items():
             _entry(e, f"{where}.files.{path}")
         return d
     _obj(d, where, required={"version", "files"})
-    if type(d["version"]) is not int or d["version"] != 1:
-        raise CheckpointInvalid(f"{where}.version", "not 1")
+    _files_version(d["version"], where)
     for path, f in _map(d["files"], f"{where}.files").items():
         fw = f"{where}.files.{path}"
         fd = _obj(f, fw, required={"streams"}, optional={"done"})
@@ -99,6 +102,11 @@ def _source(raw: Any, where: str) -> Json:
     return d
 
 
+def _files_version(v: Any, where: str) -> None:
+    if type(v) is not int or v != FILES_VERSION:
+        raise CheckpointInvalid(f"{where}.version", f"not {FILES_VERSION}")
+
+
 def _entry(raw: Any, where: str) -> None:
     e = _obj(
         raw,
@@ -108,6 +116,8 @@ def _entry(raw: Any, where: str) -> None:
     )
     for key in ("identity", "fingerprint", "real"):
         _str(e[key], f"{where}.{key}")
+    if parse_file_id(e["identity"]) is None:
+        raise CheckpointInvalid(f"{where}.identity", "not a file identity")
     _int(e["offset"], f"{where}.offset")
     _int(e["lineno"], f"{where}.lineno", low=1)
     _int(e["fp_len"], f"{where}.fp_len")

@@ -22,6 +22,7 @@ from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.events import FileEvents
 from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.matching import GlobMatcher
+from acceptmon.sources.tail.checkpoint import document, files_of
 from acceptmon.sources.tail.context import FollowConfig, SourceStats
 from acceptmon.sources.tail.drain import Emitted, read
 from acceptmon.sources.tail.follower import PathFollower
@@ -29,8 +30,6 @@ from acceptmon.sources.tail.resume import resume
 from acceptmon.sources.tail.stream import Opener, default_opener, identity_of
 
 log = logging.getLogger("acceptmon.sources")
-
-CHECKPOINT_VERSION = 1
 
 
 class LocalSource:
@@ -82,8 +81,8 @@ class LocalSource:
         self._event_seq = 0
 
     def restore(self, state: dict[str, Any]) -> None:
-        files = state.get("files") if state.get("version") == CHECKPOINT_VERSION else None
-        if isinstance(files, dict):
+        files = files_of(state)
+        if files is not None:
             self._restored = files
         elif state:
             log.warning("%s: ignoring a checkpoint this version cannot read", self.name)
@@ -217,9 +216,9 @@ class LocalSource:
     def checkpoint(self) -> dict[str, Any]:
         if not self._started:
             files = self._restored
-            return {} if files is None else {"version": CHECKPOINT_VERSION, "files": files}
+            return {} if files is None else document(files)
         files = {path: f.state() for path, f in self._followers.items() if f.registered}
-        return {"version": CHECKPOINT_VERSION, "files": files}
+        return document(files)
 
     def health(self) -> SourceHealth:
         followers = [f for f in self._followers.values() if f.matched]

@@ -2,78 +2,21 @@
 
 from __future__ import annotations
 
-import posixpath
-from dataclasses import dataclass, field
-from typing import Any
-
 import pytest
 
 from acceptmon.clock import ManualClock
 from acceptmon.model import Position
 from acceptmon.sources.ssh.follow import Cursor, Follower
-from acceptmon.sources.ssh.names import Entry
+from acceptmon.sources.tail.checkpoint import Entry
+from tests.support.fakefs import FakeFS
 
 LOG = "/var/log/app.log"
-
-
-@dataclass
-class Inode:
-    data: bytearray = field(default_factory=bytearray)
-    mtime: int = 0
-
-
-class FakeFile:
-    """A handle stays bound to its inode across renames, as on a POSIX SFTP server."""
-
-    def __init__(self, inode: Inode) -> None:
-        self.inode = inode
-
-    def size(self) -> int:
-        return len(self.inode.data)
-
-    def read_at(self, offset: int, n: int) -> bytes:
-        return bytes(self.inode.data[offset : offset + n])
-
-    def close(self) -> None:
-        pass
-
-
-class FakeFS:
-    def __init__(self) -> None:
-        self.files: dict[str, Inode] = {}
-        self.now = 100
-
-    def append(self, path: str, *lines: str, end: str = "\n") -> None:
-        inode = self.files.setdefault(path, Inode())
-        inode.data += "".join(f"{line}{end}" for line in lines).encode()
-        inode.mtime = self.now
-
-    def rename(self, a: str, b: str) -> None:
-        self.files[b] = self.files.pop(a)
-
-    def copytruncate(self, a: str, b: str) -> None:
-        self.files[b] = Inode(bytearray(self.files[a].data), self.now)
-        self.files[a].data.clear()
-
-    def stat(self, path: str) -> Entry:
-        if path not in self.files:
-            raise FileNotFoundError(2, "No such file", path)
-        f = self.files[path]
-        return Entry(posixpath.basename(path), len(f.data), f.mtime)
-
-    def listdir(self, path: str) -> list[Entry]:
-        return [self.stat(p) for p in self.files if posixpath.dirname(p) == path]
-
-    def open(self, path: str) -> FakeFile:
-        if path not in self.files:
-            raise FileNotFoundError(2, "No such file", path)
-        return FakeFile(self.files[path])
 
 
 class Collector:
     def __init__(self, room: int = 1 << 30) -> None:
         self.lines: list[str] = []
-        self.ends: list[tuple[Position, dict[str, Any]]] = []
+        self.ends: list[tuple[Position, Entry]] = []
         self.notes: list[str] = []
         self.capacity = room
 
@@ -82,9 +25,7 @@ class Collector:
 
     def emit(self, path: str, lines: list[str], lineno: int, end: Position, cursor: Cursor) -> None:
         self.lines.extend(lines)
-        entry = {"identity": end.identity, "offset": end.offset, "lineno": lineno + len(lines)}
-        entry |= {"fingerprint": cursor.fp, "fp_len": cursor.fp_len, "real": cursor.where}
-        self.ends.append((end, entry))
+        self.ends.append((end, cursor.entry(end.offset, lineno + len(lines))))
 
     def note(self, event: str, detail: str) -> None:
         self.notes.append(event)
@@ -179,7 +120,8 @@ def test_same_size_replacement_is_caught_by_the_fingerprint(env) -> None:
     fs, sink, clock, f = env
     fs.append(LOG, "aaaa")
     settle(f, fs, clock)
-    fs.files[LOG] = Inode(bytearray(b"bbbb\ncccc\n"), fs.now + 1)
+    fs.now_ns += 1_000_000_000
+    fs.create(LOG, b"bbbb\ncccc\n")
     settle(f, fs, clock)
     assert sink.lines == ["aaaa", "bbbb", "cccc"]
 

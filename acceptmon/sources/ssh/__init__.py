@@ -9,6 +9,7 @@ bounded buffer, so it never blocks, whatever the network does.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import threading
 from collections import OrderedDict
@@ -28,6 +29,7 @@ from acceptmon.sources.ssh.options import SSHSettings, resolve
 from acceptmon.sources.ssh.sftpfs import SFTPFS
 from acceptmon.sources.ssh.url import parse_ssh_url
 from acceptmon.sources.ssh.worker import DEFAULT_POOL, HostPool, HostWorker
+from acceptmon.sources.tail.checkpoint import Entry, document, files_of
 
 #: Fingerprints remembered for files whose chunks may still be committed.
 _FP_MEMORY = 64
@@ -57,8 +59,9 @@ class SSHSource:
         self._buffer = ChunkBuffer(self.settings.buffer_bytes)
         self._health = HealthTracker(name)
         self._lock = threading.Lock()
-        self._fps: OrderedDict[str, tuple[str, int, str]] = OrderedDict()
-        self._state: dict[str, dict[str, Any]] = {}
+        #: The file each handed-out identity names, as it was when last emitted from.
+        self._fps: OrderedDict[str, Cursor] = OrderedDict()
+        self._state: dict[str, Entry] = {}
         self._followers: dict[str, Follower] = {}
         self._next_glob = 0.0
         self._worker: HostWorker | None = None
@@ -86,25 +89,18 @@ class SSHSource:
             known = self._fps.get(chunk.end.identity)
             if known is None:
                 return
-            fp, fp_len, where = known
-            self._state[chunk.path] = {
-                "identity": chunk.end.identity,
-                "offset": chunk.end.offset,
-                "lineno": chunk.lineno + len(chunk.lines),
-                "fingerprint": fp,
-                "fp_len": fp_len,
-                "real": where,
-            }
+            self._state[chunk.path] = known.entry(chunk.end.offset, chunk.lineno + len(chunk.lines))
 
     def checkpoint(self) -> dict[str, Any]:
         with self._lock:
-            return {"url": self.target.url(), "files": {p: dict(e) for p, e in self._state.items()}}
+            return document({p: e.to_json() for p, e in self._state.items()}, url=self.target.url())
 
     def restore(self, state: dict[str, Any]) -> None:
         """Resume from ``checkpoint()`` output; call before the first ``poll()``."""
-        files = state.get("files", {})
+        files = files_of(state, unversioned_ok=True) or {}
+        entries = {p: Entry.from_json(raw) for p, raw in files.items()}
         with self._lock:
-            self._state = {p: dict(e) for p, e in files.items()}
+            self._state = {p: e for p, e in entries.items() if e is not None}
             for path, follower in self._followers.items():
                 if path in self._state:
                     follower.restore(self._state[path])
@@ -164,7 +160,7 @@ class SSHSource:
 
     def emit(self, path: str, lines: list[str], lineno: int, end: Position, cursor: Cursor) -> None:
         with self._lock:
-            self._fps[end.identity] = (cursor.fp, cursor.fp_len, cursor.where)
+            self._fps[end.identity] = dataclasses.replace(cursor)
             self._fps.move_to_end(end.identity)
             while len(self._fps) > _FP_MEMORY:
                 self._fps.popitem(last=False)

@@ -16,6 +16,7 @@ from typing import Any
 
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
 from acceptmon.sources.tail.context import FollowConfig, SourceStats
+from acceptmon.sources.tail.fs import DevInode
 from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content
 from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
 
@@ -149,7 +150,7 @@ class PathFollower:
         log.info("%s: %s %s; finishing the old content from %s", self.cfg.source, self.path, change, found[1])
         return True
 
-    def read_past_copy(self, real: str, identity: str, fp: str, fp_len: int) -> bool:
+    def read_past_copy(self, real: str, identity: DevInode, fp: str, fp_len: int) -> bool:
         """Whether this content's copy ends before where we read to: then the copy is done.
 
         Lines written between copytruncate's copy and its truncate are in no
@@ -263,7 +264,7 @@ class PathFollower:
         self.current = s
         self._set_status("ok", "")
 
-    def take_detached(self, identity: str) -> FileStream | None:
+    def take_detached(self, identity: DevInode) -> FileStream | None:
         """Hand over a rotated-away file that reappeared under another followed name."""
         for s in self.detached:
             if s.identity == identity:

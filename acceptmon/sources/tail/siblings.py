@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, fingerprint, is_rotated_name
+from acceptmon.sources.tail.fs import DevInode, parse_file_id
 from acceptmon.sources.tail.stream import FileStream, Opener, identity_of, prefix_fingerprint
 
 
@@ -40,13 +41,13 @@ def rotated_siblings(real: str) -> list[tuple[str, os.stat_result]]:
 
 def find_content(
     real: str,
-    identity: str,
+    identity: DevInode,
     fp: str,
     fp_len: int,
     *,
     min_size: int,
     opener: Opener,
-    exclude: frozenset[str] = frozenset(),
+    exclude: frozenset[DevInode] = frozenset(),
 ) -> tuple[int, str] | None:
     """Open the sibling holding this content: same identity first, then same fingerprint.
 
@@ -72,7 +73,7 @@ def find_content(
     return None
 
 
-def copy_identity(real: str, identity: str, fp: str, fp_len: int, *, opener: Opener) -> str | None:
+def copy_identity(real: str, identity: DevInode, fp: str, fp_len: int, *, opener: Opener) -> DevInode | None:
     """Identity of another sibling that starts with the bytes hashed in ``fp``, however long it is."""
     found = find_content(real, identity, fp, fp_len, min_size=0, opener=opener, exclude=frozenset([identity]))
     if found is None:
@@ -90,10 +91,10 @@ class DoneFiles:
     file that reuses a done file's inode is still read.
     """
 
-    def __init__(self, entries: dict[str, tuple[str, int]] | None = None) -> None:
+    def __init__(self, entries: dict[DevInode, tuple[str, int]] | None = None) -> None:
         self.entries = dict(entries or {})
 
-    def add(self, identity: str, fp: str, fp_len: int) -> None:
+    def add(self, identity: DevInode, fp: str, fp_len: int) -> None:
         self.entries[identity] = (fp, fp_len)
 
     def register_existing(self, real: str, opener: Opener) -> None:
@@ -112,7 +113,7 @@ class DoneFiles:
         """
         followed = list(streams)
         known = {s.identity for s in followed}
-        present: set[str] = set()
+        present: set[DevInode] = set()
         out = []
         for path, st in rotated_siblings(real):
             identity = identity_of(st)
@@ -133,15 +134,17 @@ class DoneFiles:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {k: list(v) for k, v in self.entries.items()}
+        return {str(k): list(v) for k, v in self.entries.items()}
 
     @classmethod
     def from_json(cls, raw: Any) -> DoneFiles:
         done = cls()
         if isinstance(raw, dict):
             for k, v in raw.items():
-                if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int):
-                    done.add(str(k), v[0], v[1])
+                identity = parse_file_id(str(k))
+                ok = isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int)
+                if ok and isinstance(identity, DevInode):
+                    done.add(identity, v[0], v[1])
         return done
 
 

@@ -14,6 +14,9 @@ from typing import Any
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.lines import MAX_LINE_BYTES, LineSplitter
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, fingerprint
+from acceptmon.sources.tail.checkpoint import Entry
+from acceptmon.sources.tail.fs import DevInode
+from acceptmon.sources.tail.localfs import dev_inode
 
 #: Opens a path read-only and returns a file descriptor (injectable for tests).
 Opener = Callable[[str], int]
@@ -23,8 +26,8 @@ def default_opener(path: str) -> int:
     return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
 
 
-def identity_of(st: os.stat_result) -> str:
-    return f"{st.st_dev}:{st.st_ino}"
+def identity_of(st: os.stat_result) -> DevInode:
+    return dev_inode(st)
 
 
 def prefix_fingerprint(fd: int, length: int) -> str:
@@ -47,7 +50,7 @@ class FileStream:
     ) -> None:
         st = os.fstat(fd)
         self.fd: int | None = fd
-        self.identity = identity_of(st)
+        self.identity: DevInode = identity_of(st)
         self.real = real
         self.size = st.st_size
         self.mtime_ns = st.st_mtime_ns
@@ -116,7 +119,7 @@ class FileStream:
         self.lineno += len(lines) + skipped
         if not lines:
             return None
-        return Chunk(source, tuple(lines), first, Position(self.identity, self.emitted), path)
+        return Chunk(source, tuple(lines), first, Position(str(self.identity), self.emitted), path)
 
     def move_to(self, fd: int) -> None:
         """Continue in a byte-identical copy of this file (copytruncate)."""
@@ -146,12 +149,13 @@ class FileStream:
 
     def entry(self) -> dict[str, Any]:
         """Checkpoint entry: committed position plus what finds the file again."""
-        return {
-            "identity": self.identity,
-            "offset": self.committed,
-            "lineno": self.committed_lineno,
-            "fingerprint": self.fp,
-            "fp_len": self.fp_len,
-            "real": self.real,
-            "mtime_ns": self.mtime_ns,
-        }
+        e = Entry(
+            self.identity,
+            self.committed,
+            self.committed_lineno,
+            self.fp,
+            self.fp_len,
+            self.real,
+            self.mtime_ns,
+        )
+        return e.to_json()
