@@ -85,6 +85,9 @@ def _source(raw: Any, where: str) -> Json:
             _files_version(d["version"], where)
         for path, e in _map(d["files"], f"{where}.files").items():
             _entry(e, f"{where}.files.{path}")
+        for path, heads in _map(d.get("known") or {}, f"{where}.known").items():
+            for i, pair in enumerate(_list(heads, f"{where}.known.{path}")):
+                _head(pair, f"{where}.known.{path}[{i}]")
         return d
     _obj(d, where, required={"version", "files"})
     _files_version(d["version"], where)
@@ -94,12 +97,17 @@ def _source(raw: Any, where: str) -> Json:
         for i, e in enumerate(_list(fd["streams"], f"{fw}.streams")):
             _entry(e, f"{fw}.streams[{i}]")
         for k, v in _map(fd.get("done") or {}, f"{fw}.done").items():
-            pair = _list(v, f"{fw}.done.{k}")
-            if len(pair) != 2:
-                raise CheckpointInvalid(f"{fw}.done.{k}", "not a [fingerprint, length] pair")
-            _str(pair[0], f"{fw}.done.{k}[0]")
-            _int(pair[1], f"{fw}.done.{k}[1]")
+            _head(v, f"{fw}.done.{k}")
     return d
+
+
+def _head(raw: Any, where: str) -> None:
+    """A file's head as a checkpoint keeps it: ``[fingerprint, length]``."""
+    pair = _list(raw, where)
+    if len(pair) != 2:
+        raise CheckpointInvalid(where, "not a [fingerprint, length] pair")
+    _str(pair[0], f"{where}[0]")
+    _int(pair[1], f"{where}[1]")
 
 
 def _files_version(v: Any, where: str) -> None:

@@ -1,8 +1,10 @@
-"""Model-based check of LocalSource: random writes, rotations, crashes and restarts.
+"""Model-based check of the file followers: random writes, rotations, crashes and restarts.
 
 Whatever happens, the lines the consumer processed, with re-reads after a
 crash resumed from the last saved checkpoint, must equal the lines written:
-none lost, none repeated, in order.
+none lost, none repeated, in order. One interpreter drives two followers:
+``LocalSource`` over real files, and ``SSHSource`` over the in-memory SFTP
+filesystem (no inodes, whole-second mtimes) a remote host would show.
 """
 
 from __future__ import annotations
@@ -10,22 +12,74 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acceptmon.clock import ManualClock
+from acceptmon.model import Chunk
+from acceptmon.sources.base import Source
 from acceptmon.sources.local import LocalSource
+from acceptmon.sources.ssh import SSHSource
+from acceptmon.sources.ssh.options import SSHSettings
+from tests.support.fakefs import FakeFS
 
 ROTATE_WAIT = 5.0
+
+
+class Disk(Protocol):
+    """What the writer and logrotate do to files: a real directory or a ``FakeFS``."""
+
+    def write(self, path: str, data: bytes) -> None: ...
+
+    def create(self, path: str) -> None: ...
+
+    def rename(self, a: str, b: str) -> None: ...
+
+    def truncate(self, path: str) -> None: ...
+
+    def set_mtime(self, path: str, ns: int) -> None: ...
+
+    def exists(self, path: str) -> bool: ...
+
+    def read(self, path: str) -> bytes: ...
+
+
+class OsDisk:
+    def write(self, path: str, data: bytes) -> None:
+        with open(path, "ab") as f:
+            f.write(data)
+
+    def create(self, path: str) -> None:
+        open(path, "wb").close()
+
+    def rename(self, a: str, b: str) -> None:
+        os.rename(a, b)
+
+    def truncate(self, path: str) -> None:
+        os.truncate(path, 0)
+
+    def set_mtime(self, path: str, ns: int) -> None:
+        os.utime(path, ns=(ns, ns))
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def read(self, path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
 
 
 class Writer:
     """A log writer plus logrotate (numbered, no deletion), with mtimes that advance."""
 
-    def __init__(self, directory: str) -> None:
-        self.path = os.path.join(directory, "x.log")
+    def __init__(self, disk: Disk, directory: str) -> None:
+        self.disk = disk
+        self.path = f"{directory}/x.log"
         self.expected: list[str] = []
         self.rotated = 0
         self.partial = ""
@@ -34,13 +88,12 @@ class Writer:
         self.copying: int | None = None
 
     def _write(self, path: str, data: str) -> None:
-        with open(path, "ab") as f:
-            f.write(data.encode())
+        self.disk.write(path, data.encode())
         self._touch(path)
 
     def _touch(self, path: str) -> None:
         self.t += 10_000_000
-        os.utime(path, ns=(self.t, self.t))
+        self.disk.set_mtime(path, self.t)
 
     def append(self, n: int) -> None:
         if self.copying is not None:
@@ -69,18 +122,18 @@ class Writer:
 
     def _shift(self) -> None:
         for i in range(self.rotated, 0, -1):
-            os.rename(f"{self.path}.{i}", f"{self.path}.{i + 1}")
+            self.disk.rename(f"{self.path}.{i}", f"{self.path}.{i + 1}")
         self.rotated += 1
 
     def rename(self, create: bool) -> None:
         self.copy_truncate()
         self.finish_partial()
-        if not os.path.exists(self.path):
+        if not self.disk.exists(self.path):
             return
         self._shift()
-        os.rename(self.path, self.path + ".1")
+        self.disk.rename(self.path, self.path + ".1")
         if create:
-            open(self.path, "wb").close()
+            self.disk.create(self.path)
             self._touch(self.path)
 
     def copytruncate(self) -> None:
@@ -91,21 +144,19 @@ class Writer:
     def copy_begin(self) -> None:
         """logrotate's copytruncate in stages: create the copy empty (the writer is paused)."""
         self.finish_partial()
-        if self.copying or not os.path.exists(self.path):
+        if self.copying or not self.disk.exists(self.path):
             return
         self._shift()
-        open(self.path + ".1", "wb").close()
+        self.disk.create(self.path + ".1")
         self.copying = 0
 
     def copy_fill(self, n: int) -> None:
         """Copy the next part of the file; ``n`` of 2 or more finishes the copy."""
         if self.copying is None:
             return
-        with open(self.path, "rb") as f:
-            data = f.read()
+        data = self.disk.read(self.path)
         end = len(data) if n >= 2 else min(len(data), self.copying + 100 * n)
-        with open(self.path + ".1", "ab") as f:
-            f.write(data[self.copying : end])
+        self.disk.write(self.path + ".1", data[self.copying : end])
         self.copying = end
         self._touch(self.path + ".1")
 
@@ -114,34 +165,85 @@ class Writer:
             return
         self.copy_fill(2)
         self.copying = None
-        os.truncate(self.path, 0)
+        self.disk.truncate(self.path)
         self._touch(self.path)
+
+
+class FakePool:
+    """Stands in for the host's worker: the test does the worker's rounds itself."""
+
+    def acquire(self, params: Any, settings: Any, client: Any) -> FakePool:
+        return self
+
+    def release(self, worker: Any, client: Any) -> None:
+        pass
+
+    def wake(self) -> None:
+        pass
+
+
+class Backend(Protocol):
+    """Builds the source under test and does whatever must happen before its ``poll``."""
+
+    def source(self, clock: ManualClock) -> Source: ...
+
+    def pump(self, src: Source) -> None: ...
+
+    def check_closed(self) -> None: ...
+
+
+class Local:
+    def __init__(self, path: str, max_detached: int) -> None:
+        self.path, self.max_detached = path, max_detached
+
+    def source(self, clock: ManualClock) -> Source:
+        return LocalSource(
+            "x", self.path, clock=clock, read_size=64, rotate_wait=ROTATE_WAIT, max_detached=self.max_detached
+        )
+
+    def pump(self, src: Source) -> None:
+        pass
+
+    def check_closed(self) -> None:
+        pass
+
+
+class Sftp:
+    def __init__(self, fs: FakeFS, path: str) -> None:
+        self.fs, self.path = fs, path
+
+    def source(self, clock: ManualClock) -> Source:
+        settings = SSHSettings(ssh_config=None, settle=ROTATE_WAIT, step_bytes=64, buffer_bytes=512)
+        return SSHSource("x", f"ssh://gpu1{self.path}", settings, pool=FakePool(), clock=clock)  # type: ignore[arg-type]
+
+    def pump(self, src: Source) -> None:
+        """The worker's rounds until it has nothing ready (it would then wait for the clock)."""
+        assert isinstance(src, SSHSource)
+        for _ in range(100):
+            if not src.work(self.fs, lambda: True):  # type: ignore[arg-type]
+                break
+        assert self.fs.open_handles == 0
+
+    def check_closed(self) -> None:
+        assert self.fs.open_handles == 0
 
 
 class Agent:
     """Polls, processes a prefix of what it polled, saves checkpoints, crashes."""
 
-    def __init__(self, path: str, max_detached: int) -> None:
-        self.path = path
-        self.max_detached = max_detached
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
         self.clock = ManualClock()
         self.got: list[str] = []
-        self.saved: dict = {}
+        self.saved: dict[str, Any] = {}
         self.saved_len = 0
-        self.src: LocalSource | None = None
-        self.queue: list = []
+        self.src: Source | None = None
+        self.queue: list[Chunk] = []
         self.start()
 
     def start(self) -> None:
         if self.src is None:
-            self.src = LocalSource(
-                "x",
-                self.path,
-                clock=self.clock,
-                read_size=64,
-                rotate_wait=ROTATE_WAIT,
-                max_detached=self.max_detached,
-            )
+            self.src = self.backend.source(self.clock)
             self.src.restore(self.saved)
             self.poll()  # the agent starts when it first looks: earlier rotations are not its business
             if not self.saved:
@@ -149,6 +251,7 @@ class Agent:
 
     def poll(self) -> None:
         if self.src is not None:
+            self.backend.pump(self.src)
             self.queue += self.src.poll()
 
     def consume(self, n: int) -> None:
@@ -182,19 +285,39 @@ class Agent:
             self.tick()
         assert self.src is not None
         assert self.src.health().open_files <= 1
+        self.backend.check_closed()
 
 
 OPS = ["append", "append", "partial", "rename", "rename_nocreate", "copytruncate", "poll", "poll", "consume"]
 OPS += ["save", "crash", "start", "tick", "copy_begin", "copy_fill", "copy_truncate"]
 
 
-@pytest.mark.parametrize("max_detached", [4, 1], ids=["default", "one-rotated-file-open"])
+@contextmanager
+def local_disk(max_detached: int) -> Iterator[tuple[Disk, str, Backend]]:
+    with tempfile.TemporaryDirectory() as d:
+        yield OsDisk(), d, Local(f"{d}/x.log", max_detached)
+
+
+@contextmanager
+def sftp_disk() -> Iterator[tuple[Disk, str, Backend]]:
+    fs = FakeFS(inodes=False)
+    yield fs, "/logs", Sftp(fs, "/logs/x.log")
+
+
+BACKENDS: dict[str, Callable[[], Any]] = {
+    "local": lambda: local_disk(4),
+    "local-one-rotated-file-open": lambda: local_disk(1),
+    "sftp": sftp_disk,
+}
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(st.sampled_from(OPS), st.integers(1, 6)), max_size=40))
-def test_no_line_lost_or_repeated(max_detached: int, ops: list[tuple[str, int]]) -> None:
-    with tempfile.TemporaryDirectory() as d:
-        w = Writer(d)
-        a = Agent(w.path, max_detached)
+def test_no_line_lost_or_repeated(backend: str, ops: list[tuple[str, int]]) -> None:
+    with BACKENDS[backend]() as (disk, directory, follower):
+        w = Writer(disk, directory)
+        a = Agent(follower)
         do = {
             "append": w.append,
             "partial": lambda _n: w.append_partial(),

@@ -6,7 +6,7 @@ import pytest
 
 from acceptmon.clock import ManualClock
 from acceptmon.model import Position
-from acceptmon.sources.ssh.follow import Cursor, Follower
+from acceptmon.sources.ssh.follow import Cursor, Follower, Known
 from acceptmon.sources.tail.checkpoint import Entry
 from tests.support.fakefs import FakeFS
 
@@ -29,6 +29,9 @@ class Collector:
 
     def note(self, event: str, detail: str) -> None:
         self.notes.append(event)
+
+    def known(self, path: str, heads: Known) -> None:
+        pass
 
 
 @pytest.fixture
@@ -182,3 +185,46 @@ def test_resync_rereads_a_partial_line_after_reconnect(env) -> None:
     fs.append(LOG, "tial")
     settle(f, fs, clock)
     assert sink.lines == ["line 1", "partial"]
+
+
+def test_file_rotated_through_the_path_before_we_read_it_is_read_but_older_ones_are_not(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(f"{LOG}.1", "history")
+    with pytest.raises(FileNotFoundError):
+        f.step(fs)  # nothing at the path yet: what is rotated now is history
+    fs.append(LOG, *nums(1, 2))
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 3")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 3)
+
+
+def test_newer_rotated_file_is_read_while_the_path_stays_gone(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1")
+    settle(f, fs, clock)
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 2")
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.rename(LOG, f"{LOG}.1")  # and no new file at the path
+    for _ in range(20):
+        try:
+            more = f.step(fs)
+        except FileNotFoundError:
+            more = False
+        if not more:
+            clock.advance(0.3)
+    assert sink.lines == nums(1, 2)
+
+
+def test_same_size_rewrite_within_the_second_of_our_look_is_still_seen(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "aaaa")
+    settle(f, fs, clock, rounds=1)
+    fs.now_ns += 100_000_000  # the same whole second: stat cannot tell
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "bbbb")
+    assert fs.stat(LOG) == fs.stat(f"{LOG}.1")
+    settle(f, fs, clock)
+    assert sink.lines == ["aaaa", "bbbb"]
