@@ -14,8 +14,9 @@ import stat
 from collections.abc import Iterator
 from typing import Any
 
+from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
-from acceptmon.sources.tail.context import FollowConfig, SourceStats
+from acceptmon.sources.tail.context import FollowConfig
 from acceptmon.sources.tail.fs import DevInode
 from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content
 from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
@@ -33,11 +34,11 @@ class PathFollower:
     """
 
     def __init__(
-        self, path: str, cfg: FollowConfig, stats: SourceStats, *, start_at_end: bool = False
+        self, path: str, cfg: FollowConfig, events: SourceEvents, *, start_at_end: bool = False
     ) -> None:
         self.path = path
         self.cfg = cfg
-        self.stats = stats
+        self.events = events
         self.current: FileStream | None = None
         self.detached: list[FileStream] = []
         self.retired: list[FileStream] = []
@@ -103,15 +104,15 @@ class PathFollower:
             now = FileState(ident, st.st_size, fp or "short", cur.fp_len)
         change = classify(cur.state(), now, cur.read_pos)
         if change == "rotated":
-            self.stats.rotations += 1
+            self.events.rotation(f"{self.path} rotated")
             self._detach("rotated")
             self._open_current()
         elif change in ("truncated", "replaced"):
             copied = self._follow_copy(cur, change)
             if change == "truncated" or copied:
-                self.stats.truncations += 1
+                self.events.truncation(f"{self.path} {change}")
             else:
-                self.stats.rotations += 1
+                self.events.rotation(f"{self.path} {change}")
             self._open_current()
         else:
             if not cur.fp_len:
@@ -184,7 +185,7 @@ class PathFollower:
 
     def retire(self, s: FileStream) -> None:
         s.close()
-        self.stats.overlong += s.splitter.overlong
+        self.events.overlong(s.splitter.overlong)
         s.splitter.overlong = 0
         self.retired.append(s)
         self.prune()
@@ -255,6 +256,7 @@ class PathFollower:
     def leave(self) -> None:
         """The path no longer belongs to the source: finish what is open, open nothing new."""
         self.matched = False
+        self.events.forget(self.path)
         if self.current is not None:
             self._detach("no longer matches")
 
@@ -290,16 +292,17 @@ class PathFollower:
             s.close()
 
     def fail(self, kind: str, e: OSError) -> None:
-        message = f"{kind.replace('_', ' ')}: {self.path}: {e.strerror or e}"
-        if self.status != kind:
-            self.stats.error(kind, message)
-        self._set_status(kind, message)
+        """A problem with the path: the source's events count and log it once per episode."""
+        self.events.problem(self.path, kind, f"{kind.replace('_', ' ')}: {self.path}: {e.strerror or e}")
+        self.status = kind
 
     def _set_status(self, status: str, message: str) -> None:
+        """``ok``, or a state that is no error (missing, not a file)."""
         if status == self.status:
             return
         if status == "ok":
             log.info("%s: following %s", self.cfg.source, self.path)
+            self.events.ok(self.path)
         else:
-            log.warning("%s: %s: %s", self.cfg.source, self.path, message or status)
+            self.events.down(self.path, status, f"{self.path}: {message}")
         self.status = status
