@@ -27,8 +27,9 @@ from acceptmon.sources.tail.checkpoint import document, files_of
 from acceptmon.sources.tail.context import FollowConfig
 from acceptmon.sources.tail.drain import Emitted, read
 from acceptmon.sources.tail.follower import PathFollower
+from acceptmon.sources.tail.fs import FileSystem
+from acceptmon.sources.tail.localfs import LocalFS, Opener, default_opener
 from acceptmon.sources.tail.resume import resume
-from acceptmon.sources.tail.stream import Opener, default_opener, identity_of
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -40,6 +41,10 @@ class LocalSource:
     so each matched file is its own ``source``: ``name:relative/path`` (the
     path relative to the glob's fixed directory). A file's rotations stay
     with it, so ``server.log`` and ``server.log.1`` are one source.
+
+    Files are read through ``fs`` (default: the local disk, opening with
+    ``opener``); tests pass an in-memory filesystem with inodes. Globs and
+    file events still look at the local disk.
     """
 
     def __init__(
@@ -54,6 +59,7 @@ class LocalSource:
         rotate_wait: float = 5.0,
         rescan_interval: float = 2.0,
         opener: Opener = default_opener,
+        fs: FileSystem | None = None,
         max_line: int = MAX_LINE_BYTES,
         max_pending: int = 100_000,
         events: FileEvents | None = None,
@@ -63,7 +69,9 @@ class LocalSource:
     ) -> None:
         self.name = name
         self.pattern = pattern
-        self._cfg = FollowConfig(name, opener, clock, read_size, rotate_wait, max_line, max_detached)
+        fs = fs or LocalFS(opener)
+        self._fs = fs
+        self._cfg = FollowConfig(name, fs, clock, read_size, rotate_wait, max_line, max_detached)
         self._health = SourceEvents(name)
         self._matcher = GlobMatcher(pattern, clock, rescan_interval) if glob.has_magic(pattern) else None
         self._from_beginning = from_beginning
@@ -180,8 +188,10 @@ class LocalSource:
     def _take_renamed(self, new: PathFollower) -> None:
         """A file renamed within the glob continues where it was, instead of being read again."""
         try:
-            identity = identity_of(os.stat(new.path))
+            identity = self._fs.stat(new.path).identity
         except OSError:
+            return
+        if identity is None:
             return
         for f in self._followers.values():
             s = f.take_detached(identity) if f is not new else None
@@ -224,7 +234,7 @@ class LocalSource:
 
     def health(self) -> SourceHealth:
         followers = [f for f in self._followers.values() if f.matched]
-        open_streams = [s for f in self._followers.values() for s in f.streams() if s.fd is not None]
+        open_streams = [s for f in self._followers.values() for s in f.streams() if s.handle is not None]
         return self._health.snapshot(
             up=bool(followers) and all(f.status == "ok" for f in followers),
             lag=sum(max(0, s.size - s.emitted) for s in open_streams),

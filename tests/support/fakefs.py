@@ -36,6 +36,9 @@ class FakeHandle:
     def size(self) -> int:
         return len(self.inode.data)
 
+    def stat(self) -> Stat:
+        return self._fs.stat_of(self.inode)
+
     def read_at(self, offset: int, n: int) -> bytes:
         assert not self.closed, "read from a closed handle"
         return bytes(self.inode.data[offset : offset + max(0, n)])
@@ -56,6 +59,8 @@ class FakeFS:
     def __init__(self, *, inodes: bool = False, now_ns: int = 100 * _NS) -> None:
         self.inodes = inodes
         self.files: dict[str, Inode] = {}
+        #: Directory mtimes: a directory changes when names in it come and go.
+        self.dirs: dict[str, int] = {}
         self.now_ns = now_ns
         self.open_handles = 0
         self._ino = count(1)
@@ -67,6 +72,7 @@ class FakeFS:
         inode = self.files.get(path)
         if inode is None:
             inode = self.files[path] = Inode(next(self._ino))
+            self._touch_dir(path)
         inode.data += data
         inode.mtime_ns = self.now_ns
 
@@ -76,12 +82,19 @@ class FakeFS:
     def create(self, path: str, data: bytes = b"") -> None:
         """A new file at ``path`` (the old one, if any, lives on in open handles)."""
         self.files[path] = Inode(next(self._ino), bytearray(data), self.now_ns)
+        self._touch_dir(path)
 
     def rename(self, a: str, b: str) -> None:
         self.files[b] = self.files.pop(a)
+        self._touch_dir(a)
+        self._touch_dir(b)
+
+    def mkdir(self, path: str) -> None:
+        self.dirs.setdefault(path, self.now_ns)
 
     def delete(self, path: str) -> None:
         del self.files[path]
+        self._touch_dir(path)
 
     def truncate(self, path: str, size: int = 0) -> None:
         inode = self.files[path]
@@ -104,9 +117,23 @@ class FakeFS:
     # -- FileSystem ----------------------------------------------------------------------
 
     def stat(self, path: str) -> Stat:
-        inode = self._inode(path)
-        mtime = inode.mtime_ns if self.inodes else inode.mtime_ns // _NS * _NS
-        return Stat(len(inode.data), mtime, DevInode(1, inode.ino) if self.inodes else None)
+        if path in self.dirs and path not in self.files:
+            return Stat(0, self._mtime(self.dirs[path]), None, regular=False)
+        return self.stat_of(self._inode(path))
+
+    def stat_of(self, inode: Inode) -> Stat:
+        identity = DevInode(1, inode.ino) if self.inodes else None
+        return Stat(len(inode.data), self._mtime(inode.mtime_ns), identity)
+
+    def realpath(self, path: str) -> str:
+        return path
+
+    def _mtime(self, ns: int) -> int:
+        return ns if self.inodes else ns // _NS * _NS
+
+    def _touch_dir(self, path: str) -> None:
+        d = posixpath.dirname(path)
+        self.dirs[d] = max(self.now_ns, self.dirs.get(d, 0) + 1)
 
     def listdir(self, path: str) -> list[DirEntry]:
         names = [p for p in self.files if posixpath.dirname(p) == path]

@@ -3,8 +3,9 @@
 Whatever happens, the lines the consumer processed, with re-reads after a
 crash resumed from the last saved checkpoint, must equal the lines written:
 none lost, none repeated, in order. One interpreter drives two followers:
-``LocalSource`` over real files, and ``SSHSource`` over the in-memory SFTP
-filesystem (no inodes, whole-second mtimes) a remote host would show.
+``LocalSource`` over real files and over the in-memory filesystem with local
+semantics, and ``SSHSource`` over the in-memory filesystem with SFTP's (no
+inodes, whole-second mtimes), as a remote host would show it.
 """
 
 from __future__ import annotations
@@ -193,19 +194,26 @@ class Backend(Protocol):
 
 
 class Local:
-    def __init__(self, path: str, max_detached: int) -> None:
-        self.path, self.max_detached = path, max_detached
+    def __init__(self, path: str, max_detached: int, fs: FakeFS | None = None) -> None:
+        self.path, self.max_detached, self.fs = path, max_detached, fs
 
     def source(self, clock: ManualClock) -> Source:
         return LocalSource(
-            "x", self.path, clock=clock, read_size=64, rotate_wait=ROTATE_WAIT, max_detached=self.max_detached
+            "x",
+            self.path,
+            clock=clock,
+            read_size=64,
+            rotate_wait=ROTATE_WAIT,
+            max_detached=self.max_detached,
+            fs=self.fs,
         )
 
     def pump(self, src: Source) -> None:
         pass
 
     def check_closed(self) -> None:
-        pass
+        """Every file the source opened, it closed (only a fake filesystem can tell)."""
+        assert self.fs is None or self.fs.open_handles == 0
 
 
 class Sftp:
@@ -285,7 +293,6 @@ class Agent:
             self.tick()
         assert self.src is not None
         assert self.src.health().open_files <= 1
-        self.backend.check_closed()
 
 
 OPS = ["append", "append", "partial", "rename", "rename_nocreate", "copytruncate", "poll", "poll", "consume"]
@@ -299,14 +306,23 @@ def local_disk(max_detached: int) -> Iterator[tuple[Disk, str, Backend]]:
 
 
 @contextmanager
+def fake_local_disk() -> Iterator[tuple[Disk, str, Backend]]:
+    fs = FakeFS(inodes=True)
+    fs.mkdir("/logs")
+    yield fs, "/logs", Local("/logs/x.log", 4, fs)
+
+
+@contextmanager
 def sftp_disk() -> Iterator[tuple[Disk, str, Backend]]:
     fs = FakeFS(inodes=False)
+    fs.mkdir("/logs")
     yield fs, "/logs", Sftp(fs, "/logs/x.log")
 
 
 BACKENDS: dict[str, Callable[[], Any]] = {
     "local": lambda: local_disk(4),
     "local-one-rotated-file-open": lambda: local_disk(1),
+    "local-fakefs": fake_local_disk,
     "sftp": sftp_disk,
 }
 
@@ -342,3 +358,4 @@ def test_no_line_lost_or_repeated(backend: str, ops: list[tuple[str, int]]) -> N
         assert a.got == w.expected
         assert a.src is not None
         a.src.close()
+        follower.check_closed()

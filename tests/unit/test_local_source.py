@@ -11,7 +11,7 @@ import pytest
 from acceptmon.clock import ManualClock
 from acceptmon.model import Chunk
 from acceptmon.sources.local import LocalSource
-from acceptmon.sources.tail.stream import default_opener
+from acceptmon.sources.tail.localfs import default_opener
 
 WAIT = 5.0
 

@@ -36,6 +36,9 @@ class SFTPFile:
         self._f.seek(offset)
         return bytes(self._f.read(n))
 
+    def stat(self) -> Stat:
+        return _stat(self._f.stat())
+
     def identity(self) -> HeadHash | None:
         head = self.read_at(0, FINGERPRINT_BYTES)
         return HeadHash.of(fingerprint(head)) if head else None
@@ -58,6 +61,9 @@ class SFTPFS:
 
     def open(self, path: str) -> SFTPFile:
         return SFTPFile(self._sftp.open(path, "rb"))
+
+    def realpath(self, path: str) -> str:
+        return path
 
     def read_small(self, path: str, max_bytes: int) -> bytes | None:
         """The whole file if it has at most ``max_bytes``, else None."""

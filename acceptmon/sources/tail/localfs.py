@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import os
 import stat as statmod
+from collections.abc import Callable
 
 from acceptmon.sources.tail.fs import DevInode, DirEntry, Stat
+
+#: Opens a path read-only and returns a file descriptor (injectable for tests).
+Opener = Callable[[str], int]
+
+
+def default_opener(path: str) -> int:
+    return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
 
 
 def dev_inode(st: os.stat_result) -> DevInode:
@@ -28,6 +36,9 @@ class LocalHandle:
     def read_at(self, offset: int, n: int) -> bytes:
         return os.pread(self.fd, n, offset) if n > 0 else b""
 
+    def stat(self) -> Stat:
+        return to_stat(os.fstat(self.fd))
+
     def identity(self) -> DevInode:
         return dev_inode(os.fstat(self.fd))
 
@@ -36,6 +47,9 @@ class LocalHandle:
 
 
 class LocalFS:
+    def __init__(self, opener: Opener = default_opener) -> None:
+        self._opener = opener
+
     def stat(self, path: str) -> Stat:
         return to_stat(os.stat(path))
 
@@ -52,4 +66,7 @@ class LocalFS:
         return out
 
     def open(self, path: str) -> LocalHandle:
-        return LocalHandle(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+        return LocalHandle(self._opener(path))
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(path)

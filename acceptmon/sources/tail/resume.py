@@ -11,14 +11,13 @@ it, then the current file from its start.
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 from acceptmon.sources.tail.checkpoint import Entry
 from acceptmon.sources.tail.follower import PathFollower
-from acceptmon.sources.tail.fs import DevInode
+from acceptmon.sources.tail.fs import DevInode, Handle
 from acceptmon.sources.tail.siblings import DoneFiles, find_content
-from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
+from acceptmon.sources.tail.stream import FileStream, prefix_fingerprint
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -30,14 +29,14 @@ def resume(f: PathFollower, state: dict[str, Any]) -> None:
     entries = [e for e in parsed if e is not None and isinstance(e.identity, DevInode)]
     f.done = DoneFiles.from_json(state.get("done"))
     f.registered = True
-    fd = _open_quietly(f)
+    h = _open_quietly(f)
     now = f.cfg.clock.monotonic()
     for e in entries:
-        if fd is not None and f.current is None and _is_at_path(e, fd):
-            f.adopt(fd, e.offset, e.lineno)
+        if h is not None and f.current is None and _is_at_path(e, h):
+            f.adopt(h, e.offset, e.lineno)
             if not e.fp_len:
                 f.catch_up()  # empty then: a copytruncate since leaves no trace in it
-            fd = None
+            h = None
             continue
         s = _locate(f, e)
         if s is None and f.read_past_copy(e.real, _dev_inode(e), e.fingerprint, e.fp_len):
@@ -48,30 +47,30 @@ def resume(f: PathFollower, state: dict[str, Any]) -> None:
             continue
         s.idle_since = now
         f.detached.append(s)
-    if fd is not None:
+    if h is not None:
         # Adopt first so that a copy of this file's content (copytruncate
         # between copy and truncate) is known as its copy, not read twice.
-        f.adopt(fd)
+        f.adopt(h)
         f.catch_up()
 
 
-def _open_quietly(f: PathFollower) -> int | None:
+def _open_quietly(f: PathFollower) -> Handle | None:
     try:
-        return f.cfg.opener(f.path)
+        return f.cfg.fs.open(f.path)
     except OSError:
         return None  # the first look reports it
 
 
-def _is_at_path(e: Entry, fd: int) -> bool:
-    st = os.fstat(fd)
-    if identity_of(st) != e.identity or st.st_size < e.offset:
+def _is_at_path(e: Entry, h: Handle) -> bool:
+    st = h.stat()
+    if st.identity != e.identity or st.size < e.offset:
         return False
-    return not e.fp_len or prefix_fingerprint(fd, e.fp_len) == e.fingerprint
+    return not e.fp_len or prefix_fingerprint(h, e.fp_len) == e.fingerprint
 
 
 def _locate(f: PathFollower, e: Entry) -> FileStream | None:
     assert isinstance(e.identity, DevInode)
-    hit = find_content(e.real, e.identity, e.fingerprint, e.fp_len, min_size=e.offset, opener=f.cfg.opener)
+    hit = find_content(e.real, e.identity, e.fingerprint, e.fp_len, min_size=e.offset, fs=f.cfg.fs)
     if hit is None:
         return None
     log.info("%s: resuming %s in %s at offset %d", f.cfg.source, f.path, hit[1], e.offset)
