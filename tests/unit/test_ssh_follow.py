@@ -8,7 +8,8 @@ from acceptmon.clock import ManualClock
 from acceptmon.model import Position
 from acceptmon.sources.ssh.follow import Cursor, Follower, Known
 from acceptmon.sources.tail.checkpoint import Entry
-from tests.support.fakefs import FakeFS
+from acceptmon.sources.tail.fs import DirEntry
+from tests.support.fakefs import FakeFS, FakeHandle
 
 LOG = "/var/log/app.log"
 
@@ -228,3 +229,39 @@ def test_same_size_rewrite_within_the_second_of_our_look_is_still_seen(env) -> N
     assert fs.stat(LOG) == fs.stat(f"{LOG}.1")
     settle(f, fs, clock)
     assert sink.lines == ["aaaa", "bbbb"]
+
+
+class UnlistableFS(FakeFS):
+    def listdir(self, path: str) -> list[DirEntry]:
+        raise PermissionError(13, "Permission denied", path)
+
+
+def test_a_log_in_a_directory_we_may_not_list_is_still_read() -> None:
+    fs, sink, clock = UnlistableFS(), Collector(), ManualClock()
+    f = Follower(LOG, sink, clock)
+    fs.append(LOG, *nums(1, 2))
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 2)
+
+
+class CountingFS(FakeFS):
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[str] = []
+
+    def open(self, path: str) -> FakeHandle:
+        self.opened.append(path)
+        return super().open(path)
+
+
+def test_history_is_looked_at_once_while_the_path_is_missing() -> None:
+    fs, sink, clock = CountingFS(), Collector(), ManualClock()
+    f = Follower(LOG, sink, clock)
+    fs.append(f"{LOG}.1", "history")
+    for _ in range(10):
+        with pytest.raises(FileNotFoundError):
+            f.step(fs)
+    assert fs.opened.count(f"{LOG}.1") <= 2
+    fs.append(LOG, "line 1")
+    settle(f, fs, clock)
+    assert sink.lines == ["line 1"]

@@ -99,6 +99,8 @@ class Follower:
         self._eof: tuple[int, float] | None = None
         #: While nothing is read: the rotated files that were there when we began to wait.
         self.known: Known | None = None
+        #: Siblings found to be history, by name, with the (size, mtime) they had then.
+        self._history: dict[str, tuple[int, int]] = {}
         self.lag = 0
 
     @property
@@ -344,8 +346,12 @@ class Follower:
 
         The rotated files there when we began waiting are history, not ours; a
         sibling that starts like the path is its copy (copytruncate), not news.
+        A directory we may not list has no siblings we can know of: the path only.
         """
-        cands = self._candidates(fs)
+        try:
+            cands = self._candidates(fs)
+        except PermissionError:
+            cands = []
         if cands is None:
             return False
         sibs = [(p, e) for p, e in cands if p != self.path]
@@ -355,7 +361,11 @@ class Follower:
         else:
             path_head = (self._raw_head(fs, self.path) if st is not None and st.size else None) or b""
             for p, e in sibs:
+                if self._history.get(p) == (e.size, e.mtime_ns):
+                    continue  # judged history before, unchanged since: no need to open it again
                 head = self._raw_head(fs, p) if e.size else None
+                if head and self._is_known(head):
+                    self._history[p] = (e.size, e.mtime_ns)
                 if not head or path_head.startswith(head) or self._is_known(head):
                     continue
                 return self._adopt(fs, p)
@@ -389,7 +399,7 @@ class Follower:
             return False
         fp = fingerprint(head)
         self.cur = Cursor(HeadHash.of(fp), fp, len(head), 0, 1, path)
-        self.known = None
+        self.known, self._history = None, {}
         self._done = False
         self.resync()
         return True
