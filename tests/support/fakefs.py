@@ -6,6 +6,8 @@ knows its file only by the ``HeadHash`` of its head) and whole-second mtimes.
 Either way an open handle stays bound to its file across renames, deletes
 and truncation, as on POSIX. The writer side (``write``, ``rename``, ...)
 is what the model test's ``Writer`` drives, the same calls as on a real disk.
+``cut_in = n`` makes the n-th I/O call from now, and every one after it until
+``down`` is reset, fail as a dropped connection does.
 """
 
 from __future__ import annotations
@@ -34,13 +36,16 @@ class FakeHandle:
         self.closed = False
 
     def size(self) -> int:
+        self._fs.io()
         return len(self.inode.data)
 
     def stat(self) -> Stat:
+        self._fs.io()
         return self._fs.stat_of(self.inode)
 
     def read_at(self, offset: int, n: int) -> bytes:
         assert not self.closed, "read from a closed handle"
+        self._fs.io()
         return bytes(self.inode.data[offset : offset + max(0, n)])
 
     def identity(self) -> FileId | None:
@@ -64,6 +69,17 @@ class FakeFS:
         self.now_ns = now_ns
         self.open_handles = 0
         self._ino = count(1)
+        self.cut_in: int | None = None
+        self.down = False
+
+    def io(self) -> None:
+        """Count one I/O call against ``cut_in``; fail it if the connection is (now) down."""
+        if self.cut_in is not None:
+            self.cut_in -= 1
+            if self.cut_in <= 0:
+                self.cut_in, self.down = None, True
+        if self.down:
+            raise ConnectionResetError("connection lost")
 
     # -- the writer's side ---------------------------------------------------------------
 
@@ -117,6 +133,7 @@ class FakeFS:
     # -- FileSystem ----------------------------------------------------------------------
 
     def stat(self, path: str) -> Stat:
+        self.io()
         if path in self.dirs and path not in self.files:
             return Stat(0, self._mtime(self.dirs[path]), None, regular=False)
         return self.stat_of(self._inode(path))
@@ -136,10 +153,12 @@ class FakeFS:
         self.dirs[d] = max(self.now_ns, self.dirs.get(d, 0) + 1)
 
     def listdir(self, path: str) -> list[DirEntry]:
+        self.io()
         names = [p for p in self.files if posixpath.dirname(p) == path]
         return [DirEntry(posixpath.basename(p), self.stat(p)) for p in sorted(names)]
 
     def open(self, path: str) -> FakeHandle:
+        self.io()
         handle = FakeHandle(self, self._inode(path))
         self.open_handles += 1
         return handle

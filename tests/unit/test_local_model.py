@@ -190,6 +190,10 @@ class Backend(Protocol):
 
     def pump(self, src: Source) -> None: ...
 
+    def cut(self, n: int) -> None:
+        """Drop the connection at the ``n``-th I/O call from now (where there is one)."""
+        ...
+
     def check_closed(self) -> None: ...
 
 
@@ -211,6 +215,9 @@ class Local:
     def pump(self, src: Source) -> None:
         pass
 
+    def cut(self, n: int) -> None:
+        pass
+
     def check_closed(self) -> None:
         """Every file the source opened, it closed (only a fake filesystem can tell)."""
         assert self.fs is None or self.fs.open_handles == 0
@@ -225,12 +232,28 @@ class Sftp:
         return SSHSource("x", f"ssh://gpu1{self.path}", settings, pool=FakePool(), clock=clock)  # type: ignore[arg-type]
 
     def pump(self, src: Source) -> None:
-        """The worker's rounds until it has nothing ready (it would then wait for the clock)."""
+        """The worker's rounds until it has nothing ready (it would then wait for the clock).
+
+        A round the connection dropped in ends as the worker's does: the host
+        is reported down, then, reconnected, every client resyncs.
+        """
         assert isinstance(src, SSHSource)
         for _ in range(100):
-            if not src.work(self.fs, lambda: True):  # type: ignore[arg-type]
+            try:
+                more = src.work(self.fs, lambda: not self.fs.down)  # type: ignore[arg-type]
+            except ConnectionResetError:
+                assert self.fs.down, "only a lost connection may end a round"
+                src.host_state(False, "io", "connection lost")
+                self.fs.down = False
+                src.reconnected()
+                src.host_state(True, "", "")
+                continue
+            if not more:
                 break
         assert self.fs.open_handles == 0
+
+    def cut(self, n: int) -> None:
+        self.fs.cut_in = n
 
     def check_closed(self) -> None:
         assert self.fs.open_handles == 0
@@ -296,7 +319,7 @@ class Agent:
 
 
 OPS = ["append", "append", "partial", "rename", "rename_nocreate", "copytruncate", "poll", "poll", "consume"]
-OPS += ["save", "crash", "start", "tick", "copy_begin", "copy_fill", "copy_truncate"]
+OPS += ["save", "crash", "start", "tick", "copy_begin", "copy_fill", "copy_truncate", "cut"]
 
 
 @contextmanager
@@ -349,6 +372,7 @@ def test_no_line_lost_or_repeated(backend: str, ops: list[tuple[str, int]]) -> N
             "copy_begin": lambda _n: w.copy_begin(),
             "copy_fill": w.copy_fill,
             "copy_truncate": lambda _n: w.copy_truncate(),
+            "cut": follower.cut,
         }
         for op, n in ops:
             do[op](n)
