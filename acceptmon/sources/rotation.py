@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from acceptmon.sources.tail.fs import DevInode, DirEntry
+from acceptmon.sources.tail.fs import DevInode
 
 #: How many leading bytes identify a file's content across renames and copies.
 FINGERPRINT_BYTES = 1024
@@ -54,26 +54,6 @@ def is_rotated_name(base: str, name: str) -> bool:
     if not name.startswith(base) or is_compressed(name):
         return False
     return _ROTATED_SUFFIX.fullmatch(name, len(base)) is not None
-
-
-def _age_key(base: str, entry: DirEntry) -> tuple[int, int, str]:
-    """Older first: by mtime, then ``.N`` descending (higher N is older), then name.
-
-    Ties are common: SFTP has whole-second mtimes, and local timestamps are
-    only as fine as the kernel's clock tick.
-
-    A long all-digit suffix is a date or epoch stamp (``-20250601``), which
-    sorts by name like any other date format.
-    """
-    suffix = entry.name[len(base) + 1 :]
-    number = int(suffix) if suffix.isdigit() and len(suffix) <= 4 else 0
-    return (entry.mtime_ns, -number, entry.name)
-
-
-def siblings_oldest_first(base: str, entries: list[DirEntry]) -> list[DirEntry]:
-    """The rotated, uncompressed siblings of ``base`` among ``entries``, oldest first."""
-    found = [e for e in entries if e.name != base and is_rotated_name(base, e.name)]
-    return sorted(found, key=lambda e: _age_key(base, e))
 
 
 def classify(before: FileState, now: FileState | None, offset: int) -> Change:

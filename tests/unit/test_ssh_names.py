@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from acceptmon.sources.rotation import siblings_oldest_first
-from acceptmon.sources.ssh.names import glob_matches
+from acceptmon.sources.ssh.names import glob_matches, siblings_oldest_first
 from acceptmon.sources.tail.fs import DirEntry, Stat
 
 

@@ -20,13 +20,8 @@ from typing import Protocol
 from acceptmon.clock import Clock
 from acceptmon.model import Position
 from acceptmon.sources.lines import LineSplitter
-from acceptmon.sources.rotation import (
-    FINGERPRINT_BYTES,
-    FileState,
-    classify,
-    fingerprint,
-    siblings_oldest_first,
-)
+from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify, fingerprint
+from acceptmon.sources.ssh.names import siblings_oldest_first
 from acceptmon.sources.tail.checkpoint import Entry
 from acceptmon.sources.tail.fs import DirEntry, FileSystem, Handle, HeadHash, Stat
 

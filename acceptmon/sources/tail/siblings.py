@@ -12,7 +12,7 @@ import posixpath
 from collections.abc import Iterable
 from typing import Any
 
-from acceptmon.sources.rotation import FINGERPRINT_BYTES, fingerprint, siblings_oldest_first
+from acceptmon.sources.rotation import FINGERPRINT_BYTES, fingerprint, is_rotated_name
 from acceptmon.sources.tail.fs import DevInode, FileSystem, Handle, Stat, parse_file_id
 from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
 
@@ -24,8 +24,12 @@ def rotated_siblings(fs: FileSystem, real: str) -> list[tuple[str, Stat]]:
         entries = fs.listdir(directory or ".")
     except OSError:
         return []
-    siblings = siblings_oldest_first(base, entries)
-    return [(posixpath.join(directory, e.name), e.stat) for e in siblings if e.stat.identity is not None]
+    found = [
+        (posixpath.join(directory, e.name), e.stat)
+        for e in entries
+        if e.stat.identity is not None and is_rotated_name(base, e.name)
+    ]
+    return sorted(found, key=lambda f: (f[1].mtime_ns, f[0]))
 
 
 def find_content(
