@@ -265,3 +265,18 @@ def test_history_is_looked_at_once_while_the_path_is_missing() -> None:
     fs.append(LOG, "line 1")
     settle(f, fs, clock)
     assert sink.lines == ["line 1"]
+
+
+def test_after_reading_past_the_end_of_a_copy_newer_rotated_files_are_read(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1")
+    fs.create(f"{LOG}.1", bytes(fs.files[LOG].data))  # copytruncate's copy ...
+    fs.append(LOG, "lost 1")  # ... the writer goes on ...
+    settle(f, fs, clock)
+    fs.truncate(LOG)  # ... the truncate: "lost 1" is in no file now
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.append(LOG, "line 2")
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 3")
+    settle(f, fs, clock)
+    assert sink.lines == ["line 1", "lost 1", "line 2", "line 3"]

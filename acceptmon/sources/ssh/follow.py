@@ -94,6 +94,8 @@ class Follower:
         self._eof: tuple[int, float] | None = None
         #: While nothing is read: the rotated files that were there when we began to wait.
         self.known: Known | None = None
+        #: The first bytes of the file being read, as last verified (in memory only).
+        self._head_bytes = b""
         #: Siblings found to be history, by name, with the (size, mtime) they had then.
         self._history: dict[str, tuple[int, int]] = {}
         self.lag = 0
@@ -113,6 +115,7 @@ class Follower:
         if not isinstance(e.identity, HeadHash):
             return
         self.cur = Cursor(e.identity, e.fingerprint, e.fp_len, e.offset, e.lineno, e.real or self.path)
+        self._head_bytes = b""
         self._done = False
         self.resync()
 
@@ -159,6 +162,8 @@ class Follower:
         change = classify(before, FileState(None, size, now_fp, cur.fp_len), cur.offset)
         if change in ("grown", "unchanged") and len(head) > cur.fp_len:
             cur.fp, cur.fp_len = fingerprint(head), len(head)
+        if change in ("grown", "unchanged") and len(head) >= len(self._head_bytes):
+            self._head_bytes = head
         return change, size
 
     def _read_path(self, fs: FileSystem, cur: Cursor, st: Stat) -> bool:
@@ -273,6 +278,21 @@ class Follower:
                 return i
         return None
 
+    def _find_copy(self, fs: FileSystem, sibs: list[tuple[str, DirEntry]], cur: Cursor) -> int | None:
+        """Index of the newest sibling that starts like our file but ends before our offset."""
+        for i in reversed(range(len(sibs))):
+            path, e = sibs[i]
+            if not 0 < e.size < cur.offset:
+                continue
+            if e.size >= cur.fp_len:
+                if self._holds(fs, path, cur):
+                    return i
+            elif (
+                0 < e.size < len(self._head_bytes) and self._raw_head(fs, path) == self._head_bytes[: e.size]
+            ):
+                return i
+        return None
+
     def _relocate(self, fs: FileSystem, cur: Cursor, event: str | None) -> bool:
         """Our file left the path (or its sibling name): find it again by fingerprint.
 
@@ -285,6 +305,15 @@ class Follower:
         if cands is None:
             return False
         i = self._find(fs, cands, cur, cur.offset)
+        sibs = [c for c in cands if c[0] != self.path]
+        j = self._find_copy(fs, sibs, cur) if i is None else None
+        if j is not None:
+            # copytruncate under a running writer: its copy ended before what we
+            # read (the rest is in no file); newer rotated files come next.
+            self._sink.note("rotation", f"{self.path}: read past the end of its copy {sibs[j][0]}")
+            cur.where, self._done = sibs[j][0], True
+            self.resync()
+            return True
         if i is None:
             if event == "truncation":
                 self._sink.note("truncation", f"{self.path} was truncated; reading it from the start")
@@ -312,6 +341,8 @@ class Follower:
             return False
         sibs = [c for c in cands if c[0] != self.path]
         i = self._find(fs, sibs, done, done.offset)
+        if i is None:
+            i = self._find_copy(fs, sibs, done)
         if i is None:
             self._sink.note("lost", f"{self.path}: lost track of {done.identity}; continuing with the path")
         nxt = sibs[i + 1 :] if i is not None else []
@@ -394,7 +425,7 @@ class Follower:
             return False
         fp = fingerprint(head)
         self.cur = Cursor(HeadHash.of(fp), fp, len(head), 0, 1, path)
-        self.known, self._history = None, {}
+        self.known, self._history, self._head_bytes = None, {}, head
         self._done = False
         self.resync()
         return True

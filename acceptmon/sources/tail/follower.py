@@ -141,25 +141,26 @@ class PathFollower:
             min_size=s.read_pos,
             fs=self.cfg.fs,
             exclude=frozenset([s.identity]),
+            head=s.head,
         )
         if found is None:
-            if not self.read_past_copy(s.real, s.identity, s.fp, s.fp_len):
+            if not self.read_past_copy(s.real, s.identity, s.fp, s.fp_len, s.head):
                 log.warning("%s: %s %s; no copy of the old content found", self.cfg.source, self.path, change)
             return False
         s.move_to(found[0])
         log.info("%s: %s %s; finishing the old content from %s", self.cfg.source, self.path, change, found[1])
         return True
 
-    def read_past_copy(self, real: str, identity: DevInode, fp: str, fp_len: int) -> bool:
+    def read_past_copy(self, real: str, identity: DevInode, fp: str, fp_len: int, head: bytes = b"") -> bool:
         """Whether this content's copy ends before where we read to: then the copy is done.
 
         Lines written between copytruncate's copy and its truncate are in no
         file afterwards; if we read some, the copy holds nothing new for us.
         """
-        copy = copy_identity(real, identity, fp, fp_len, fs=self.cfg.fs) if fp_len else None
+        copy = copy_identity(real, identity, fp, fp_len, fs=self.cfg.fs, head=head) if fp_len else None
         if copy is None:
             return False
-        self.done.add(copy, fp, fp_len)
+        self.done.add(*copy)
         log.info(
             "%s: %s: read past the end of the copy of %s; nothing left to read",
             self.cfg.source,

@@ -41,12 +41,14 @@ def find_content(
     min_size: int,
     fs: FileSystem,
     exclude: frozenset[DevInode] = frozenset(),
+    head: bytes = b"",
 ) -> tuple[Handle, str] | None:
     """Open the sibling holding this content: same identity first, then same fingerprint.
 
     A candidate must be at least ``min_size`` long and start with the bytes
-    hashed in ``fp``; with no fingerprint only the identity can match.
-    Returns (handle, path) or None.
+    hashed in ``fp`` (or, shorter than them, be the start of ``head``, the
+    bytes hashed, where known); with no fingerprint only the identity can
+    match. Returns (handle, path) or None.
     """
     candidates = [
         (path, st)
@@ -60,21 +62,40 @@ def find_content(
         h = _open(fs, path)
         if h is None:
             continue
-        if not fp_len or _starts_with(h, fp, fp_len):
+        if not fp_len or _starts_with(h, fp, fp_len) or _is_short_copy(h, st.size, head):
             return h, path
         h.close()
     return None
 
 
-def copy_identity(real: str, identity: DevInode, fp: str, fp_len: int, *, fs: FileSystem) -> DevInode | None:
-    """Identity of another sibling that starts with the bytes hashed in ``fp``, however long it is."""
-    found = find_content(real, identity, fp, fp_len, min_size=0, fs=fs, exclude=frozenset([identity]))
+def copy_identity(
+    real: str, identity: DevInode, fp: str, fp_len: int, *, fs: FileSystem, head: bytes = b""
+) -> tuple[DevInode, str, int] | None:
+    """Another sibling that starts with this content, however long it is: its
+    identity and the fingerprint (and its length) that will know it as done."""
+    found = find_content(
+        real, identity, fp, fp_len, min_size=0, fs=fs, exclude=frozenset([identity]), head=head
+    )
     if found is None:
         return None
+    h = found[0]
     try:
-        return identity_of(found[0].stat())
+        st = h.stat()
+        short = st.size < fp_len
+        return identity_of(st), fingerprint(head[: st.size]) if short else fp, st.size if short else fp_len
     finally:
-        found[0].close()
+        h.close()
+
+
+def _is_short_copy(h: Handle, size: int, head: bytes) -> bool:
+    """Whether this file, shorter than ``head``, is its start: a copy that ended early
+    (copytruncate copied only part of what the writer had written by the truncate)."""
+    if not 0 < size < len(head):
+        return False
+    try:
+        return h.read_at(0, size) == head[:size]
+    except OSError:
+        return False
 
 
 class DoneFiles:

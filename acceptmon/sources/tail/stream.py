@@ -49,6 +49,8 @@ class FileStream:
         self.mtime_ns = st.mtime_ns
         self.fp = ""
         self.fp_len = 0
+        #: The ``fp_len`` bytes ``fp`` hashes: a copy shorter than them is known by them.
+        self.head = b""
         self.emitted = start
         self.lineno = lineno
         self.committed = start
@@ -75,7 +77,7 @@ class FileStream:
         if self.fp_len and (len(data) < self.fp_len or fingerprint(data[: self.fp_len]) != self.fp):
             return False
         if len(data) > self.fp_len:
-            self.fp, self.fp_len = fingerprint(data), len(data)
+            self.fp, self.fp_len, self.head = fingerprint(data), len(data), data
         return True
 
     def look(self, st: Stat) -> None:
@@ -121,6 +123,9 @@ class FileStream:
         st = handle.stat()
         self.identity = identity_of(st)
         self.look(st)
+        if st.size < self.fp_len:  # a copy that ended early: known by what it holds
+            self.head = self.head[: st.size]
+            self.fp, self.fp_len = fingerprint(self.head), len(self.head)
 
     def give_up_handle(self) -> Handle:
         """Hand the open file to another stream (this one is about to move to a copy)."""
