@@ -1,1 +1,5 @@
-"""Following one local path across rotation and copytruncate, resumed exactly from a checkpoint."""
+"""Following one path across rotation and copytruncate, resumed exactly from a checkpoint.
+
+The follower reads through a ``fs.FileSystem`` with inodes: ``localfs`` in production,
+an in-memory one in tests. SFTP (no inodes) still has its own follower in ``ssh/follow.py``.
+"""

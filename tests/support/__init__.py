@@ -1,0 +1,1 @@
+"""Fakes shared by unit tests (in-memory filesystems)."""
