@@ -16,7 +16,6 @@ request state (see parse/line.py).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from itertools import compress, repeat
 from operator import contains, itemgetter, not_
@@ -24,8 +23,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from acceptmon.metrics.store import accept_len_range
 from acceptmon.model import DecodeSample, PrefillSample
-from acceptmon.parse.line import ENTRY, REQUEST, REQUEST_MARKERS, has_request
+from acceptmon.parse.line import ENTRY
+from acceptmon.parse.markers import EVENTS, REQUEST, REQUEST_MARKERS
 from acceptmon.parse.sglang import DECODE, PREFILL
+from acceptmon.runs.batch import DecodeBatch
 
 if TYPE_CHECKING:
     from acceptmon.metrics.store import Store
@@ -40,31 +41,36 @@ class Pipeline(Protocol):
     tracker: RunTracker
     store: Store
 
+    @property
+    def wants_prefill(self) -> bool:
+        """Whether some consumer wants Prefill records (the jsonl writer): then a stretch
+        of Prefill lines only, which makes no batch, is handed on record by record."""
+        ...
+
     def route(self, record: Record) -> None: ...
+
+    def batch(self, batch: DecodeBatch) -> None: ...
+
+    def sink(self, record: Record) -> None: ...
 
     def contained(self, source: str, lineno: int, exc: Exception) -> None: ...
 
 
-#: Markers of lines that change run state (everything the parser knows but batches).
-EVENTS = re.compile(
-    r"server_args[=:]|fired up and ready|SIGTERM received|Shutting down"
-    r"|hit an exception|Exception in ModelTpServer|sigquit from a child|SIGQUIT received|Watchdog timeout"
-    r"|SpecDecoding metrics:|Speculative metrics:|Adaptive spec params updated|Avg prompt throughput"
-)
-
-
 def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser) -> None:
     lines = chunk.lines
-    requests = has_request(lines) and not _plain_requests(lines)
+    # Markers cannot span lines, so whole-chunk searches of the joined text answer
+    # "does any line hold one" at C speed.
+    block = "\n".join(lines)
+    requests = any(m in block for m in REQUEST_MARKERS) and not _plain_requests(block)
     decode = list(map(contains, lines, repeat(DECODE)))
     others = list(compress(lines, map(not_, decode)))
     # Most chunks hold no event at all: find that out with C-level passes only.
     if (
         not requests
         and not parser.in_request
-        and not any(map(EVENTS.search, others))
-        and not _has(lines, "\x1b")
-        and not _has(lines, "\r")
+        and EVENTS.search("\n".join(others)) is None
+        and "\x1b" not in block
+        and "\r" not in block
     ):
         _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), others)
         return
@@ -98,15 +104,14 @@ def _never(_text: str) -> None:
     return None
 
 
-def _plain_requests(lines: tuple[str, ...]) -> bool:
+def _plain_requests(block: str) -> bool:
     """Whether every request dump is plain noise to the per-line parser too.
 
     True when no dump quotes a batch marker (the bulk regexes would see it) and
     the lines that continue it, up to the next log entry in this chunk (which
     ends the parser's request state), hold no marker either: then the dumps
-    need no cut and the chunk keeps its bulk path.
+    need no cut and the chunk keeps its bulk path. ``block`` is the chunk's lines joined.
     """
-    block = "\n".join(lines)
     for at in _found(block):
         start = block.rfind("\n", 0, at) + 1
         end = block.find("\n", at)
@@ -143,10 +148,6 @@ def _continuation(pipeline: Pipeline, parser: LineParser, chunk: Chunk, start: i
         _one(pipeline, parser, lines[start], chunk.lineno + start)
         start += 1
     return start
-
-
-def _has(lines: tuple[str, ...], char: str) -> bool:
-    return any(map(contains, lines, repeat(char)))
 
 
 def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None:
@@ -193,7 +194,12 @@ def _stretch(
         rows = parser.bulk_decode(block, len(decode)) if "\r" not in block and "\x1b" not in block else None
         if rows is not None and not _in_range(rows[0], rows[1][4], accept_len_range(run.settings)):
             rows = None
-    if (decode and rows is None) or (prefill and not parser.bulk_prefill("\n".join(prefill), len(prefill))):
+    # Before the first run, a line opens one: the per-line path knows which.
+    if (
+        run is None
+        or (decode and rows is None)
+        or (prefill and not parser.bulk_prefill("\n".join(prefill), len(prefill)))
+    ):
         for offset, text in enumerate(seg):
             if DECODE in text or PREFILL in text:
                 _one(pipeline, parser, text, chunk.lineno + start + offset)
@@ -202,6 +208,23 @@ def _stretch(
     stats.counters["prefill_batches"] += len(prefill)
     if rows is not None and run is not None:
         found, order = rows
-        last = decode[-1]
-        ts = parser.prefix_epoch(last[: last.rfind(DECODE)])
-        pipeline.store.decode_rows(stats, run.settings, found, order, ts)
+        pipeline.batch(
+            DecodeBatch(
+                chunk.source,
+                run.settings,
+                seg,
+                chunk.lineno + start,
+                decode,
+                found,
+                order,
+                parser.prefix,
+                parser.prefix_epoch,
+                parser.parse,
+            )
+        )
+    elif pipeline.wants_prefill and prefill:
+        for offset, text in enumerate(seg):
+            if PREFILL in text:
+                record = parser.parse(text, chunk.lineno + start + offset)
+                if record is not None:
+                    pipeline.sink(record)

@@ -95,7 +95,7 @@ class Agent:
         self._zones: dict[str, tzinfo] = {}
         self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
         self.detector = Detector(DetectConfig.from_dict(config.detect))
-        self.pipeline.sinks.append(self.detector.observe)
+        self.pipeline.consumers.append(self.detector)
         self.tracker.on_run_start.append(self._run_started)
 
     # -- lifecycle -----------------------------------------------------------------------

@@ -10,7 +10,7 @@ rather than fatal (the message itself is validated separately).
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 from acceptmon.log_time import LocalTime
 from acceptmon.model import Ranks
@@ -93,18 +93,35 @@ def epoch(ts: datetime | None) -> float | None:
     return ts.timestamp() if ts.tzinfo is not None else ts.replace(tzinfo=UTC).timestamp()
 
 
+#: Zone names without offset changes, ever: their aware time is one ``replace`` away.
+_FIXED = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "UCT", "Universal", "Zulu"})
+
+
+def fixed_offset(zone: tzinfo) -> timezone | None:
+    """The one offset of a zone that never changes it (``timezone``, UTC), else None."""
+    if isinstance(zone, timezone):
+        return timezone(zone.utcoffset(None))
+    if getattr(zone, "key", None) in _FIXED:
+        return timezone(zone.utcoffset(datetime(2000, 1, 1)) or timedelta(0))
+    return None
+
+
 class PrefixCache:
     """Memoise prefixes: consecutive lines share one per second and rank.
 
     Cached timestamps are already aware, in the zone of ``local`` (the source's).
+    A new second is a new prefix, so a miss is common on a busy log: in a zone
+    with a fixed offset it skips ``LocalTime.aware``'s fold and gap logic, which
+    gives the very same time there.
     """
 
-    __slots__ = ("_cache", "_epochs", "_local")
+    __slots__ = ("_cache", "_epochs", "_fixed", "_local")
 
     def __init__(self, local: LocalTime | None = None) -> None:
         self._cache: dict[str, Prefix] = {}
         self._epochs: dict[str, float | None] = {}
         self._local = local or LocalTime()
+        self._fixed = fixed_offset(self._local.zone)
 
     def get(self, prefix: str) -> Prefix:
         hit = self._cache.get(prefix)
@@ -113,7 +130,14 @@ class PrefixCache:
                 self._cache.clear()
                 self._epochs.clear()
             wall, ranks = parse_prefix(prefix)
-            ts = self._local.aware(wall) if wall is not None else None
+            ts = None
+            if wall is not None:
+                fixed = self._fixed
+                ts = (
+                    self._local.aware(wall)
+                    if fixed is None or wall.tzinfo is not None
+                    else wall.replace(tzinfo=fixed)
+                )
             hit = self._cache[prefix] = (ts, ranks)
             self._epochs[prefix] = epoch(ts)
         return hit
