@@ -47,6 +47,8 @@ from acceptmon.runs.batch import DecodeBatch
 MAX_OPEN_DROPS = 8
 #: Diffs kept since the baseline run before they are folded into one.
 MAX_PENDING = 16
+#: Batches of at most this many lines (a live agent's) go line by line: the shorter way for them.
+SHORT = 4
 #: Re-check recovery every this many new intervals (the comparison is the costly part).
 RECHECK = 5
 
@@ -196,7 +198,7 @@ class SourceState:
     def observe_batch(self, batch: DecodeBatch, each: Callable[[], object] | None = None) -> None:
         """A batch's Decode lines, one interval each, exactly as ``observe`` takes their records;
         ``each`` is called after every interval (one-shot findings evaluate there, as live)."""
-        if each is None and bulk.observe_batch(self, batch):
+        if each is None and batch.n > SHORT and bulk.observe_batch(self, batch):
             return
         stamps, running, queue, lens = batch.stamps, batch.running, batch.queue, batch.lens
         slots, rate, observe = self.current.slots, batch.rate, self.observe_point

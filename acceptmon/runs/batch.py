@@ -21,6 +21,7 @@ from operator import contains, itemgetter
 from typing import Any
 
 from acceptmon.model import DecodeSample, Ranks, Record, SpecSettings
+from acceptmon.parse.layouts import DecodeValues
 from acceptmon.parse.sglang import DECODE, PREFILL
 from acceptmon.runs.rate import accept_rate
 
@@ -103,6 +104,26 @@ class DecodeBatch:
             return [int(v) if v else 0 for v in col] if col is not None else [0] * self.n
 
         return self._memo("repeated", make)  # type: ignore[no-any-return]
+
+    def values(self, i: int) -> DecodeValues:
+        """Line ``i`` as the store's ``DecodeValues`` (running, queue, throughput, usage,
+        accept len, printed rate, repeated)."""
+        row, order = self._rows[i], self._order
+
+        def group(slot: int) -> str | None:
+            j = order[slot]
+            return None if j is None else row[j - 1]
+
+        usage, length, printed, repeated = group(3), group(4), group(5), group(6)
+        return (
+            int(group(0)),  # type: ignore[arg-type]
+            int(group(1)),  # type: ignore[arg-type]
+            float(group(2)),  # type: ignore[arg-type]
+            float(usage) if usage is not None else None,
+            float(length) if length is not None else None,
+            float(printed) if printed is not None else None,
+            int(repeated) if repeated else 0,
+        )
 
     def last(self, slot: int) -> str | None:
         """The last line's group ``slot`` (0 running … 5 printed rate), unconverted."""

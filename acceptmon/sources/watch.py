@@ -3,7 +3,8 @@
 An event means "look now" rather than "this changed": the poller still stats
 every file itself, so a missed, merged or spurious event costs latency at
 worst, never a line. If the observer cannot run (inotify limits, no
-permission) we log it once and rely on polling.
+permission) we log it once and rely on polling. On Linux the observer is
+``sources/inotify.py``'s (one thread, bursts coalesced), elsewhere watchdog's.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
-from watchdog.observers import Observer
 
 from acceptmon.clock import Waker
 from acceptmon.sources.events import FileEvents
+from acceptmon.sources.inotify import observer
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -52,7 +53,7 @@ class DirectoryWatcher:
         self,
         waker: Waker,
         *,
-        observer_factory: Callable[[], Any] = Observer,
+        observer_factory: Callable[[], Any] = observer,
         events: FileEvents | None = None,
     ) -> None:
         self._events = events
