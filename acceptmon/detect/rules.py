@@ -137,21 +137,36 @@ class Drift:
     def steps(
         self, buckets: list[int], values: list[float], moved: Callable[[int, Transition], None]
     ) -> None:
-        """``step`` for each pair in turn; ``moved(index, transition)`` right when one fires or resolves."""
-        step = self.step
+        """``step`` for each pair in turn, in one loop; ``moved(index, transition)`` right when
+        one fires or resolves (its text reads ``level`` and ``sum`` as they are then)."""
+        refs, threshold, min_drop = self._refs, self.threshold, self.min_drop
+        cap = 2 * threshold
         for k, bucket in enumerate(buckets):
-            t = step(bucket, values[k])
-            if t is not None:
-                moved(k, t)
+            ref = refs.get(bucket)
+            if ref is None:
+                self._learn(bucket, values[k])
+                continue
+            short = min(0.5, max(-0.5, (ref - values[k]) / ref))
+            self.level += 0.05 * (short - self.level)
+            self.sum = total = min(cap, max(0.0, self.sum + short - min_drop))
+            if not self.active and total >= threshold:
+                self.active = True
+                moved(k, "fire")
+            elif self.active and total == 0.0:
+                self.active = False
+                moved(k, "resolve")
+
+    def _learn(self, bucket: int, value: float) -> None:
+        seen = self._learning.setdefault(bucket, [])
+        seen.append(value)
+        if len(seen) >= self.ref_n:
+            self._refs[bucket] = median(seen)
+            del self._learning[bucket]
 
     def step(self, bucket: int, value: float) -> Transition:
         ref = self._refs.get(bucket)
         if ref is None:
-            seen = self._learning.setdefault(bucket, [])
-            seen.append(value)
-            if len(seen) >= self.ref_n:
-                self._refs[bucket] = median(seen)
-                del self._learning[bucket]
+            self._learn(bucket, value)
             return None
         short = min(0.5, max(-0.5, (ref - value) / ref))
         self.level += 0.05 * (short - self.level)

@@ -157,6 +157,12 @@ class Sliding(Hists):
     def extend(self, buckets: Sequence[int], values: Sequence[int], ats: Sequence[float | None] = ()) -> None:
         """``add`` for each (bucket, value[, at]) in turn, with the same evictions, in one loop."""
         items, size, max_age, strata = self._items, self._size, self._max_age, self.strata
+        if max_age is None and len(buckets) >= size > 0:  # all that stays is new: build it afresh
+            items.clear()
+            strata.clear()
+            self.n = 0
+            keep = len(buckets) - size
+            buckets, values, ats = buckets[keep:], values[keep:], ats[keep:] if ats else ()
         n = self.n
         for k, bucket in enumerate(buckets):
             value = values[k]

@@ -10,6 +10,7 @@ rather than fatal (the message itself is validated separately).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 from acceptmon.log_time import LocalTime
@@ -51,7 +52,9 @@ def parse_ts(text: str) -> datetime | None:
         return None
 
 
+@lru_cache(maxsize=256)
 def parse_ranks(text: str) -> Ranks:
+    """Rank labels of a prefix (memoised: a source prints the same few rank sets)."""
     return tuple((name.lower(), int(num)) for name, num in _RANK_SPLIT.findall(text))
 
 
