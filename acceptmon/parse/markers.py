@@ -67,7 +67,8 @@ def _alternation(texts: tuple[str, ...]) -> re.Pattern[str]:
 REQUEST_MARKERS = _texts("request")
 REQUEST = _alternation(REQUEST_MARKERS)
 #: Markers of lines that change run state (everything the parser knows but batches).
-EVENTS = _alternation(_texts("event"))
+EVENT_MARKERS = _texts("event")
+EVENTS = _alternation(EVENT_MARKERS)
 #: Everything but Decode, which the parser finds first with a substring search.
 OTHER = _alternation(tuple(m.text for m in MARKERS if m.text != sglang.DECODE))
 #: Markers that stand a few words into their message.

@@ -10,8 +10,8 @@ rather than fatal (the message itself is validated separately).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from functools import lru_cache
 
 from acceptmon.log_time import LocalTime
 from acceptmon.model import Ranks

@@ -15,9 +15,9 @@ Read-only by convention: consumers never change a batch or its columns.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
-from itertools import compress, repeat
-from operator import contains, itemgetter
+from operator import itemgetter
 from typing import Any
 
 from acceptmon.model import DecodeSample, Ranks, Record, SpecSettings
@@ -159,17 +159,6 @@ class DecodeBatch:
         """The normalised accept rate of one line, as the run tracker fills it into a record."""
         return None if accept_len is None else accept_rate(accept_len, self.settings.slots)
 
-    @property
-    def linenos(self) -> list[int]:
-        """Line numbers of the Decode lines."""
-        return self._memo(  # type: ignore[no-any-return]
-            "linenos",
-            lambda: list(compress(range(self.lineno, self.lineno + len(self.lines)), self._is_decode())),
-        )
-
-    def _is_decode(self) -> list[bool]:
-        return list(map(contains, self.lines, repeat(DECODE)))
-
     def records(self) -> list[Record]:
         """Every Decode and Prefill record of the stretch, in line order, exactly as the
         per-line path gives them (rates normalised as the run tracker does)."""
@@ -193,6 +182,4 @@ def _floats(col: list[str] | None) -> list[float] | None:
 
 
 def _with_rate(record: DecodeSample, rate: float) -> DecodeSample:
-    from dataclasses import replace
-
     return replace(record, accept_rate=rate)

@@ -3,8 +3,7 @@
 An event means "look now" rather than "this changed": the poller still stats
 every file itself, so a missed, merged or spurious event costs latency at
 worst, never a line. If the observer cannot run (inotify limits, no
-permission) we log it once and rely on polling. On Linux the observer is
-``sources/inotify.py``'s (one thread, bursts coalesced), elsewhere watchdog's.
+permission) we log it once and rely on polling.
 """
 
 from __future__ import annotations
@@ -20,10 +19,10 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
+from watchdog.observers import Observer
 
 from acceptmon.clock import Waker
 from acceptmon.sources.events import FileEvents
-from acceptmon.sources.inotify import observer
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -53,7 +52,7 @@ class DirectoryWatcher:
         self,
         waker: Waker,
         *,
-        observer_factory: Callable[[], Any] = observer,
+        observer_factory: Callable[[], Any] = Observer,
         events: FileEvents | None = None,
     ) -> None:
         self._events = events
