@@ -265,7 +265,7 @@ def _stretch(
                 found,
                 order,
                 parser.prefix,
-                parser.prefix_epoch,
+                parser.prefix_epochs,
                 parser.parse,
             )
         )

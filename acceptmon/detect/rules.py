@@ -141,20 +141,29 @@ class Drift:
         one fires or resolves (its text reads ``level`` and ``sum`` as they are then)."""
         refs, threshold, min_drop = self._refs, self.threshold, self.min_drop
         cap = 2 * threshold
+        level, total, active = self.level, self.sum, self.active
         for k, bucket in enumerate(buckets):
             ref = refs.get(bucket)
             if ref is None:
                 self._learn(bucket, values[k])
                 continue
-            short = min(0.5, max(-0.5, (ref - values[k]) / ref))
-            self.level += 0.05 * (short - self.level)
-            self.sum = total = min(cap, max(0.0, self.sum + short - min_drop))
-            if not self.active and total >= threshold:
-                self.active = True
-                moved(k, "fire")
-            elif self.active and total == 0.0:
-                self.active = False
-                moved(k, "resolve")
+            # ``step``'s min/max written out (the same argument each would return, NaN included).
+            x = (ref - values[k]) / ref
+            x = x if x > -0.5 else -0.5
+            short = x if x < 0.5 else 0.5
+            level += 0.05 * (short - level)
+            y = total + short - min_drop
+            y = y if y > 0.0 else 0.0
+            total = y if y < cap else cap
+            if not active and total >= threshold:
+                active = True
+            elif active and total == 0.0:
+                active = False
+            else:
+                continue
+            self.level, self.sum, self.active = level, total, active
+            moved(k, "fire" if active else "resolve")
+        self.level, self.sum, self.active = level, total, active
 
     def _learn(self, bucket: int, value: float) -> None:
         seen = self._learning.setdefault(bucket, [])

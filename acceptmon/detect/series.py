@@ -164,19 +164,17 @@ class Sliding(Hists):
             keep = len(buckets) - size
             buckets, values, ats = buckets[keep:], values[keep:], ats[keep:] if ats else ()
         n = self.n
+        popleft, append, known = items.popleft, items.append, strata.get
+        aged = max_age is not None and bool(ats)
         for k, bucket in enumerate(buckets):
             value = values[k]
             at = ats[k] if ats else None
             full = len(items) == size
             while full or (
-                at is not None
-                and max_age is not None
-                and items
-                and (t := items[0][0]) is not None
-                and t < at - max_age
+                aged and at is not None and items and (t := items[0][0]) is not None and t < at - max_age  # type: ignore[operator]
             ):
                 full = False
-                _, b, v = items.popleft()
+                _, b, v = popleft()
                 h = strata[b]
                 c = h[v]
                 if c == 1:
@@ -186,8 +184,8 @@ class Sliding(Hists):
                 else:
                     h[v] = c - 1
                 n -= 1
-            items.append((at, bucket, value))
-            into = strata.get(bucket)
+            append((at, bucket, value))
+            into = known(bucket)
             if into is None:
                 into = strata[bucket] = {}
             into[value] = into.get(value, 0) + 1

@@ -140,6 +140,10 @@ class LineParser:
     def prefix_epoch(self, prefix: str) -> float | None:
         return self._prefixes.epoch(prefix)
 
+    def prefix_epochs(self, prefixes: list[str]) -> list[float | None]:
+        """``prefix_epoch`` of each, in order (cache hits without a call each)."""
+        return self._prefixes.epochs(prefixes)
+
     def prefix(self, prefix: str) -> tuple[datetime | None, Ranks]:
         """(aware time, ranks) of a prefix, as records carry them (cached per prefix)."""
         return self._prefixes.get(prefix)

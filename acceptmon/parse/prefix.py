@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
+from itertools import repeat
 
 from acceptmon.log_time import LocalTime
 from acceptmon.model import Ranks
@@ -109,6 +110,11 @@ def fixed_offset(zone: tzinfo) -> timezone | None:
     return None
 
 
+#: Prefixes cached per source before the cache starts afresh.
+_CACHED = 512
+_MISS = object()
+
+
 class PrefixCache:
     """Memoise prefixes: consecutive lines share one per second and rank.
 
@@ -129,7 +135,7 @@ class PrefixCache:
     def get(self, prefix: str) -> Prefix:
         hit = self._cache.get(prefix)
         if hit is None:
-            if len(self._cache) >= 512:
+            if len(self._cache) >= _CACHED:
                 self._cache.clear()
                 self._epochs.clear()
             wall, ranks = parse_prefix(prefix)
@@ -144,6 +150,24 @@ class PrefixCache:
             hit = self._cache[prefix] = (ts, ranks)
             self._epochs[prefix] = epoch(ts)
         return hit
+
+    def epochs(self, prefixes: list[str]) -> list[float | None]:
+        """``epoch`` of each prefix, in order; cache hits cost no call each.
+
+        Misses are then parsed in line order, as one ``epoch`` call per prefix would.
+        Where the zone has offset changes, a time depends on the times parsed before
+        it (``LocalTime``'s fold rule), so when the misses could fill the cache (which
+        is then cleared, and later prefixes parsed again) it goes one call per prefix.
+        """
+        out: list[float | object | None] = list(map(self._epochs.get, prefixes, repeat(_MISS)))
+        misses = out.count(_MISS)
+        if misses and self._fixed is None and len(self._cache) + misses >= _CACHED:
+            return list(map(self.epoch, prefixes))
+        at = 0
+        for _ in range(misses):
+            at = out.index(_MISS, at)
+            out[at] = self.epoch(prefixes[at])
+        return out  # type: ignore[return-value]
 
     def epoch(self, prefix: str) -> float | None:
         """The prefix's timestamp as epoch seconds (the fast path needs only this)."""

@@ -40,7 +40,7 @@ class DecodeBatch:
     __slots__ = (
         "_cols",
         "_decode",
-        "_epoch",
+        "_epochs",
         "_order",
         "_parse",
         "_rows",
@@ -62,13 +62,13 @@ class DecodeBatch:
         rows: list[tuple[str, ...]],
         order: tuple[int | None, ...],
         stamp: Callable[[str], Stamp],
-        epoch: Callable[[str], float | None],
+        epochs: Callable[[list[str]], list[float | None]],
         parse: Callable[[str, int], Record | None],
     ) -> None:
         self.source, self.settings = source, settings
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._order = decode, rows, order
-        self._stamp, self._epoch, self._parse = stamp, epoch, parse
+        self._stamp, self._epochs, self._parse = stamp, epochs, parse
         self._cols: dict[str, Any] = {}
 
     def _col(self, slot: int) -> list[str] | None:
@@ -149,11 +149,11 @@ class DecodeBatch:
     @property
     def epochs(self) -> list[float | None]:
         """Epoch seconds of each Decode line's time."""
-        return self._memo("epochs", lambda: list(map(self._epoch, self._prefixes())))  # type: ignore[no-any-return]
+        return self._memo("epochs", lambda: self._epochs(self._prefixes()))  # type: ignore[no-any-return]
 
     def last_epoch(self) -> float | None:
         last = self._decode[-1]
-        return self._epoch(last[: last.rfind(DECODE)])
+        return self._epochs([last[: last.rfind(DECODE)]])[0]
 
     def rate(self, accept_len: float | None) -> float | None:
         """The normalised accept rate of one line, as the run tracker fills it into a record."""
