@@ -1,8 +1,15 @@
-"""Wires the stages: chunks of lines → records → runs → store (→ detector).
+"""Wires the stages: chunks of lines → records and Decode batches → runs → store (→ consumers).
 
 ``Pipeline.feed`` is the single entry point for both one-shot mode and the
 live agent, so the golden tests of one-shot output also test the daemon's
 arithmetic. It holds no threads; the agent drives it from one consumer.
+
+Both run the bulk path (``fastpath``): stretches of plain Decode lines become
+one ``DecodeBatch`` each, which the store and every consumer (the detector,
+the jsonl writer) take whole; the few event records (starts, stops, crashes,
+vLLM lines) go one by one, in line order with the batches. ``bulk=False``
+keeps the per-line records path, the reference the parity tests hold the
+bulk path to.
 
 No record can stop it: an exception while parsing, tracking, storing or
 sinking one record is contained there, counted as a parse error of kind
@@ -16,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, tzinfo
-from typing import Any
+from typing import Any, Protocol
 
 from acceptmon import fastpath
 from acceptmon.metrics.store import Store, accept_len_range
@@ -37,10 +44,21 @@ from acceptmon.model import (
 )
 from acceptmon.parse.line import LineParser
 from acceptmon.runs import RunTracker
+from acceptmon.runs.batch import DecodeBatch
 
 log = logging.getLogger("acceptmon.pipeline")
 
 RecordSink = Callable[[Record], None]
+
+
+class Consumer(Protocol):
+    """What takes the pipeline's output: each kept record, and each Decode batch whole."""
+
+    def observe(self, record: Record) -> None: ...
+
+    def observe_batch(self, batch: DecodeBatch) -> None: ...
+
+
 YearHint = Callable[[Chunk], "datetime | None"]
 #: The zone a source's naive log times are in, by source name.
 ZoneOf = Callable[[str], tzinfo]
@@ -58,6 +76,7 @@ class Pipeline:
         year_hint: YearHint | None = None,
         zone: ZoneOf | None = None,
         year: int | None = None,
+        bulk: bool = True,
     ) -> None:
         self.tracker = tracker or RunTracker()
         self.store = store or Store()
@@ -66,7 +85,10 @@ class Pipeline:
         self._year_hint = year_hint
         self._zone = zone
         self._year = year
-        #: Called with every record after run tracking (jsonl output, detector).
+        self.bulk = bulk
+        #: Given every kept record and every Decode batch (the detector, the jsonl writer).
+        self.consumers: list[Consumer] = []
+        #: Called with every kept record; a batch is handed on as its records (tests, the demo).
         self.sinks: list[RecordSink] = []
         self.tracker.on_run_start.append(self._run_started)
         self._logged: set[tuple[str, str]] = set()
@@ -89,10 +111,10 @@ class Pipeline:
         parser = self._parser(chunk)
         self.store.stats(chunk.source).counters["lines"] += len(chunk.lines)
         try:
-            if self.sinks:
-                self._feed_records(chunk, parser)
-            else:
+            if self.bulk:
                 fastpath.feed(self, chunk, parser)
+            else:
+                self._feed_records(chunk, parser)
         except Exception as exc:  # outside any one record's handling: the rest of the chunk
             self.contained(chunk.source, chunk.lineno, exc)
 
@@ -140,13 +162,50 @@ class Pipeline:
         except Exception as exc:
             self.contained(record.meta.source, record.meta.lineno, exc)
             return
-        if kept is None:
-            return
-        for sink in self.sinks:
+        if kept is not None:
+            self.sink(kept)
+
+    @property
+    def wants_prefill(self) -> bool:
+        """Whether anyone takes Prefill records (the bulk path then hands them on)."""
+        return bool(self.sinks) or any(getattr(c, "wants_prefill", False) for c in self.consumers)
+
+    def sink(self, record: Record) -> None:
+        """Hand one kept record to every consumer and sink (each contained)."""
+        for consumer in self.consumers:
             try:
-                sink(kept)
+                consumer.observe(record)
             except Exception as exc:
                 self.contained(record.meta.source, record.meta.lineno, exc)
+        for sink in self.sinks:
+            try:
+                sink(record)
+            except Exception as exc:
+                self.contained(record.meta.source, record.meta.lineno, exc)
+
+    def batch(self, batch: DecodeBatch) -> None:
+        """One stretch of Decode lines: the store, then every consumer, each contained.
+
+        A consumer that raises on a batch has it counted as one exception (at its
+        first line); the store's sums are already in, as on the per-line path.
+        """
+        try:
+            self.store.decode_batch(batch)
+        except Exception as exc:
+            self.contained(batch.source, batch.lineno, exc)
+            return
+        for consumer in self.consumers:
+            try:
+                consumer.observe_batch(batch)
+            except Exception as exc:
+                self.contained(batch.source, batch.lineno, exc)
+        if self.sinks:
+            for record in batch.records():
+                for sink in self.sinks:
+                    try:
+                        sink(record)
+                    except Exception as exc:
+                        self.contained(record.meta.source, record.meta.lineno, exc)
 
     def _track(self, record: Record) -> Record | None:
         """Run tracking and the store; None when the record is an error (counted)."""

@@ -45,6 +45,8 @@ from acceptmon.statedir import ensure_private_dir
 log = logging.getLogger("acceptmon.agent")
 
 CHECKPOINT_VERSION = checkpoint_schema.VERSION
+#: A poll that brings fewer lines than this, while caught up, read to the end (see ``Agent.step``).
+TRICKLE = 64
 
 
 class Agent:
@@ -101,10 +103,10 @@ class Agent:
         self._unknown_warned: set[str] = set()
         self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
         self.detector = Detector(DetectConfig.from_dict(config.detect))
-        self.pipeline.sinks.append(self.detector.observe)
+        self.pipeline.consumers.append(self.detector)
         #: Per-run acceptance and the verdict, for /api/runs and /api/verdict.
         self.run_table = RunTable(self.tracker, self.detector.config)
-        self.pipeline.sinks.append(self.run_table)
+        self.pipeline.consumers.append(self.run_table)
         self.tracker.on_run_start.append(self._run_started)
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -237,11 +239,15 @@ class Agent:
 
     # -- the loop ------------------------------------------------------------------------
 
-    def step(self, budget: int = 64, seconds: float = 0.25) -> int:
+    def step(self, budget: int = 64, seconds: float = 0.25, trickle: bool = False) -> int:
         """Poll every source (at most ``budget`` polls, or ``seconds``, each); return lines processed.
 
         The time bound keeps a backlog from holding the loop: stop requests, periodic
-        checkpoints and reloads are looked at between steps.
+        checkpoints and reloads are looked at between steps. With ``trickle`` (the loop
+        is caught up and was woken for a line or two) a poll that brings fewer than
+        ``TRICKLE`` lines is taken to have read to the end: the source is not polled
+        again to find nothing. A write that raced the read wakes the loop again (or
+        the poll interval comes round), so this costs latency at worst, never a line.
         """
         total = 0
         self.backlog = False
@@ -254,6 +260,7 @@ class Agent:
                 chunks = source.poll()
                 if not chunks:
                     break
+                lines = 0
                 for chunk in chunks:
                     self.in_hand = True
                     with self.lock:
@@ -262,7 +269,10 @@ class Agent:
                         self._dirty = True
                     self.in_hand = False
                     self.last_progress = time.monotonic()
-                    total += len(chunk.lines)
+                    lines += len(chunk.lines)
+                total += lines
+                if trickle and lines < TRICKLE:
+                    break
             else:
                 self.backlog = True  # budget spent with data left: come back without waiting
             self._count_overlong(name, source)
@@ -290,7 +300,7 @@ class Agent:
         """Ingest until ``stop`` is set; ``reload`` asks for a config reload (SIGHUP)."""
         next_checkpoint = next_eval = 0.0
         while not stop.is_set():
-            self.step()
+            self.step(trickle=not self.backlog)
             now = time.monotonic()
             if self.watched.changed():
                 self._watched_changed()

@@ -9,7 +9,7 @@ n/32 intervals), so calling it after every Decode line stays cheap.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +17,7 @@ from acceptmon.detect import persist
 from acceptmon.detect.config import DetectConfig
 from acceptmon.detect.source import SourceState, SourceStatus
 from acceptmon.model import DecodeSample, Finding, Record, Run, Shutdown, SpecSample
+from acceptmon.runs.batch import DecodeBatch
 
 log = logging.getLogger("acceptmon.detect")
 
@@ -45,6 +46,11 @@ class Detector:
             self._source(record.meta.source).observe(record)
         elif isinstance(record, Shutdown):
             self._source(record.meta.source).stop(record.meta.ts)
+
+    def observe_batch(self, batch: DecodeBatch, each: Callable[[], object] | None = None) -> None:
+        """A stretch of Decode lines, as ``observe`` would take their records one by one
+        (``each`` runs after every interval: see ``SourceState.observe_batch``)."""
+        self._source(batch.source).observe_batch(batch, each)
 
     def evaluate(self, now: datetime | None = None, source: str | None = None) -> list[Finding]:
         """Every open finding plus the most recently resolved ones, of every source.

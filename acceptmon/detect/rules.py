@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from itertools import repeat
 from typing import Literal
 
 from acceptmon.detect.series import Point
@@ -43,6 +44,39 @@ class Persistence:
         self._flags.clear()
         self._flags.extend(bool(f) for f in flags)
         self._bad = sum(self._flags)
+
+    @property
+    def quiet(self) -> bool:
+        """Inactive with no bad interval in the window: good intervals cannot change anything."""
+        return not self.active and self._bad == 0
+
+    def skip_good(self, n: int) -> None:
+        """``step(False)`` ``n`` times, when ``quiet`` (no transition can come of it)."""
+        self._flags.extend(repeat(False, min(n, self._flags.maxlen or 0)))
+
+    def steps(self, flags: list[bool]) -> list[tuple[int, Transition]]:
+        """``step`` for each flag in turn, in one loop; the (index, transition) of those that moved."""
+        if self.quiet and not any(flags):
+            self.skip_good(len(flags))
+            return []
+        out: list[tuple[int, Transition]] = []
+        window, size, fire, clear = self._flags, self._flags.maxlen or 0, self._fire, self._clear
+        bad, active = self._bad, self.active
+        for k, flag in enumerate(flags):
+            if len(window) == size:
+                bad -= window[0]
+            window.append(flag)
+            bad += flag
+            if len(window) < size:
+                continue
+            if not active and bad >= fire:
+                active = True
+                out.append((k, "fire"))
+            elif active and bad <= clear:
+                active = False
+                out.append((k, "resolve"))
+        self._bad, self.active = bad, active
+        return out
 
     def step(self, bad: bool) -> Transition:
         if len(self._flags) == self._flags.maxlen:
@@ -100,14 +134,48 @@ class Drift:
         """The mean reference over buckets seen, for reporting."""
         return sum(self._refs.values()) / len(self._refs) if self._refs else None
 
+    def steps(
+        self, buckets: list[int], values: list[float], moved: Callable[[int, Transition], None]
+    ) -> None:
+        """``step`` for each pair in turn, in one loop; ``moved(index, transition)`` right when
+        one fires or resolves (its text reads ``level`` and ``sum`` as they are then)."""
+        refs, threshold, min_drop = self._refs, self.threshold, self.min_drop
+        cap = 2 * threshold
+        level, total, active = self.level, self.sum, self.active
+        for k, bucket in enumerate(buckets):
+            ref = refs.get(bucket)
+            if ref is None:
+                self._learn(bucket, values[k])
+                continue
+            # ``step``'s min/max written out (the same argument each would return, NaN included).
+            x = (ref - values[k]) / ref
+            x = x if x > -0.5 else -0.5
+            short = x if x < 0.5 else 0.5
+            level += 0.05 * (short - level)
+            y = total + short - min_drop
+            y = y if y > 0.0 else 0.0
+            total = y if y < cap else cap
+            if not active and total >= threshold:
+                active = True
+            elif active and total == 0.0:
+                active = False
+            else:
+                continue
+            self.level, self.sum, self.active = level, total, active
+            moved(k, "fire" if active else "resolve")
+        self.level, self.sum, self.active = level, total, active
+
+    def _learn(self, bucket: int, value: float) -> None:
+        seen = self._learning.setdefault(bucket, [])
+        seen.append(value)
+        if len(seen) >= self.ref_n:
+            self._refs[bucket] = median(seen)
+            del self._learning[bucket]
+
     def step(self, bucket: int, value: float) -> Transition:
         ref = self._refs.get(bucket)
         if ref is None:
-            seen = self._learning.setdefault(bucket, [])
-            seen.append(value)
-            if len(seen) >= self.ref_n:
-                self._refs[bucket] = median(seen)
-                del self._learning[bucket]
+            self._learn(bucket, value)
             return None
         short = min(0.5, max(-0.5, (ref - value) / ref))
         self.level += 0.05 * (short - self.level)

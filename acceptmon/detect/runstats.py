@@ -18,6 +18,8 @@ from acceptmon.detect.stats import median_ci
 from acceptmon.detect.verdict import RunLevel, Verdict, judge
 from acceptmon.model import DecodeSample, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
+from acceptmon.runs.batch import DecodeBatch
+from acceptmon.runs.rate import accept_rate
 from acceptmon.runs.summary import describe_change, describe_settings
 
 #: Intervals the live view draws.
@@ -90,6 +92,9 @@ class RunTable:
         self.runs.setdefault(run.source, {})[run.run_id] = RunStats(run)
 
     def __call__(self, record: Record) -> None:
+        self.observe(record)
+
+    def observe(self, record: Record) -> None:
         if not isinstance(record, DecodeSample | SpecSample) or record.accept_len is None:
             return
         run = self._tracker.current(record.meta.source)
@@ -106,6 +111,26 @@ class RunTable:
             stats.rate_tokens += weight * record.accept_rate
         stats.recent.append(record.accept_len)
         stats.last_ts = record.meta.ts or stats.last_ts
+
+    def observe_batch(self, batch: DecodeBatch) -> None:
+        """A stretch of Decode lines of the current run, column by column (the fast path)."""
+        lens = batch.lens
+        run = self._tracker.current(batch.source)
+        if lens is None or run is None or not batch.n:
+            return
+        stats = self.runs.setdefault(run.source, {}).get(run.run_id)
+        if stats is None:
+            stats = self.runs[run.source][run.run_id] = RunStats(run)
+        add, edges, slots = stats.hists.add, self._edges, batch.settings.slots
+        for running, length in zip(batch.running, lens, strict=True):
+            add(load_bucket(running, edges), centi(length))
+            rate = accept_rate(length, slots)
+            if rate is not None:
+                weight = float(running or 1)
+                stats.tokens += weight
+                stats.rate_tokens += weight * rate
+        stats.recent.extend(lens[-RECENT:])
+        stats.last_ts = batch.stamp(batch.n - 1)[0] or stats.last_ts
 
     def sources(self) -> list[str]:
         return sorted(self.runs)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from acceptmon.model import DecodeSample, SpecSample
+from acceptmon.runs.rate import accept_rate
 
 #: load bucket → {accept len in hundredths: count}
 Strata = dict[int, dict[int, int]]
@@ -42,10 +43,8 @@ class Point:
 
 
 def rate_from_len(accept_len: float | None, slots: int | None) -> float | None:
-    """Fraction of draft tokens accepted, bonus token excluded (SGLang ≥0.5.11 definition)."""
-    if accept_len is None or not slots:
-        return None
-    return (accept_len - 1.0) / slots
+    """``runs.rate.accept_rate`` where the length may be unknown."""
+    return None if accept_len is None else accept_rate(accept_len, slots)
 
 
 def decode_point(s: DecodeSample, slots: int | None) -> Point:
@@ -155,6 +154,44 @@ class Sliding(Hists):
         items.append((at, bucket, value))
         super().add(bucket, value)
 
+    def extend(self, buckets: Sequence[int], values: Sequence[int], ats: Sequence[float | None] = ()) -> None:
+        """``add`` for each (bucket, value[, at]) in turn, with the same evictions, in one loop."""
+        items, size, max_age, strata = self._items, self._size, self._max_age, self.strata
+        if max_age is None and len(buckets) >= size > 0:  # all that stays is new: build it afresh
+            items.clear()
+            strata.clear()
+            self.n = 0
+            keep = len(buckets) - size
+            buckets, values, ats = buckets[keep:], values[keep:], ats[keep:] if ats else ()
+        n = self.n
+        popleft, append, known = items.popleft, items.append, strata.get
+        aged = max_age is not None and bool(ats)
+        for k, bucket in enumerate(buckets):
+            value = values[k]
+            at = ats[k] if ats else None
+            full = len(items) == size
+            while full or (
+                aged and at is not None and items and (t := items[0][0]) is not None and t < at - max_age  # type: ignore[operator]
+            ):
+                full = False
+                _, b, v = popleft()
+                h = strata[b]
+                c = h[v]
+                if c == 1:
+                    del h[v]
+                    if not h:
+                        del strata[b]
+                else:
+                    h[v] = c - 1
+                n -= 1
+            append((at, bucket, value))
+            into = known(bucket)
+            if into is None:
+                into = strata[bucket] = {}
+            into[value] = into.get(value, 0) + 1
+            n += 1
+        self.n = n
+
     def entries(self) -> list[tuple[float | None, int, int]]:
         """(time, bucket, value) oldest first: the order decides what is evicted next."""
         return list(self._items)
@@ -188,3 +225,7 @@ class Head(Hists):
     def add(self, bucket: int, value: int) -> None:
         if not self.full:
             super().add(bucket, value)
+
+    def extend(self, buckets: Sequence[int], values: Sequence[int]) -> None:
+        for k in range(min(len(buckets), max(0, self.size - self.n))):
+            Hists.add(self, buckets[k], values[k])

@@ -8,9 +8,11 @@ next run's baseline, and its last ``recent``), one frozen baseline, the baseline
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from acceptmon.detect import bulk
 from acceptmon.detect.compare import Comparison, compare
 from acceptmon.detect.config import DetectConfig, Floor
 from acceptmon.detect.findings import (
@@ -39,11 +41,14 @@ from acceptmon.detect.series import (
     spec_point,
 )
 from acceptmon.model import ConfigDiff, DecodeSample, Finding, Run, SpecSample, SpecSettings
+from acceptmon.runs.batch import DecodeBatch
 
 #: Open drop findings whose baselines are kept for the recovery check; the oldest beyond it is closed.
 MAX_OPEN_DROPS = 8
 #: Diffs kept since the baseline run before they are folded into one.
 MAX_PENDING = 16
+#: Batches of at most this many lines (a live agent's) go line by line: the shorter way for them.
+SHORT = 4
 #: Re-check recovery every this many new intervals (the comparison is the costly part).
 RECHECK = 5
 
@@ -187,8 +192,33 @@ class SourceState:
 
     def observe(self, sample: DecodeSample | SpecSample) -> None:
         point = self._point(sample)
-        if point is None:
+        if point is not None:
+            self.observe_point(point)
+
+    def observe_batch(self, batch: DecodeBatch, each: Callable[[], object] | None = None) -> None:
+        """A batch's Decode lines, one interval each, exactly as ``observe`` takes their records;
+        ``each`` is called after every interval (one-shot findings evaluate there, as live)."""
+        if each is None and batch.n > SHORT and bulk.observe_batch(self, batch):
             return
+        stamps, running, queue, lens = batch.stamps, batch.running, batch.queue, batch.lens
+        slots, rate, observe = self.current.slots, batch.rate, self.observe_point
+        for i, r in enumerate(running):
+            length = lens[i] if lens is not None else None
+            printed = rate(length)
+            observe(
+                Point(
+                    stamps[i][0],
+                    length,
+                    float(r),
+                    r,
+                    queue[i],
+                    printed if printed is not None else rate_from_len(length, slots),
+                )
+            )
+            if each is not None:
+                each()
+
+    def observe_point(self, point: Point) -> None:
         if point.ts is not None:
             if self.last_ts is None or (seconds(point.ts) or 0.0) > (seconds(self.last_ts) or 0.0):
                 self.last_ts = point.ts  # by epoch: naive (old state) and aware times may meet
@@ -210,7 +240,7 @@ class SourceState:
     def _accept(self, point: Point, length: float) -> None:
         rd, cfg = self.current, self.cfg
         rd.seen += 1
-        self._apply(rd.collapse.step(length <= cfg.collapse_max_len), COLLAPSED, point)
+        self.apply(rd.collapse.step(length <= cfg.collapse_max_len), COLLAPSED, point)
         if not rd.warm:
             rd.warm = rd.seen > cfg.warmup_intervals and (
                 not point.queued or rd.seen > cfg.warmup_max_intervals
@@ -223,10 +253,10 @@ class SourceState:
         rd.tail.add(bucket, value, seconds(point.ts))
         rd.recent.add(bucket, value)
         if rd.floor_cfg:
-            self._apply(rd.floor.step(below(point, rd.floor_cfg)), FLOOR, point)
-        self._apply(rd.drift.step(bucket, length), DRIFT, point)
+            self.apply(rd.floor.step(below(point, rd.floor_cfg)), FLOOR, point)
+        self.apply(rd.drift.step(bucket, length), DRIFT, point)
 
-    def _apply(self, t: Transition, rule: str, point: Point) -> None:
+    def apply(self, t: Transition, rule: str, point: Point) -> None:
         key = source_key(rule, self.source, self.current.run.run_id if rule == DRIFT else None)
         if t == "fire":
             self.book.fire(

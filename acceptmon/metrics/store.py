@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial, reduce
 from itertools import repeat
-from operator import add, itemgetter, mul, sub
+from operator import add, mul, sub
 from typing import Any
 
 from acceptmon.model import (
@@ -26,7 +26,8 @@ from acceptmon.model import (
 )
 from acceptmon.parse.layouts import DecodeValues
 from acceptmon.parse.prefix import epoch
-from acceptmon.runs import normalised_rate
+from acceptmon.runs.batch import DecodeBatch
+from acceptmon.runs.rate import accept_rate
 
 #: Upper bounds of the accept-length histogram (1.05 catches "speculation off").
 ACCEPT_LEN_BUCKETS = (1.05, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0)
@@ -168,7 +169,7 @@ class Store:
         if al is None:
             return
         slots = settings.slots
-        g["accept_rate"] = normalised_rate(al, settings) if slots else None
+        g["accept_rate"] = accept_rate(al, slots)
         g["accept_rate_printed"] = printed
         _observe_len(s, al)
         # SGLang sums over one log interval: forward_ct ≈ interval × #running-req.
@@ -179,42 +180,39 @@ class Store:
             c["accepted_tokens"] += rounds * max(0.0, al - 1.0)
             c["draft_tokens"] += rounds * slots
 
-    def decode_rows(
-        self,
-        s: SourceStats,
-        settings: SpecSettings,
-        rows: list[tuple[str, ...]],
-        order: tuple[int | None, ...],
-        last_ts: float | None,
-    ) -> None:
-        """``decode_values`` for many rows at once, with the very same float operations.
+    def decode_batch(self, batch: DecodeBatch) -> None:
+        """``decode_values`` for a whole batch, with the very same float operations.
 
-        ``rows`` are regex groups and ``order`` their 1-based positions. Sums are
-        folded left to right from the running total (``reduce``), as the
+        Sums are folded left to right from the running total (``reduce``), as the
         per-line path adds them, so both paths give bit-identical output.
         """
-        r, q, t, u, a, p, rep = (None if i is None else i - 1 for i in order)
+        s, settings = self.stats(batch.source), batch.settings
+        if batch.n == 1:  # a live line: the record arithmetic is the shorter way (and the same)
+            self.decode_values(s, settings, batch.values(0), batch.last_epoch())
+            return
         c, g = s.counters, s.gauges
-        c["decode_batches"] += len(rows)
-        reps = list(map(itemgetter(rep), rows))
+        c["decode_batches"] += batch.n
+        reps = batch.repeated
         if any(reps):
-            lost = (n - 1 for n in map(int, filter(None, reps)) if n > 1)
+            lost = (n - 1 for n in reps if n > 1)
             c["ray_lost_samples"] = reduce(add, lost, c["ray_lost_samples"])
-        last = rows[-1]
-        running = list(map(int, map(itemgetter(r), rows)))
+        running = batch.running
         g["running_req"] = running[-1]
-        g["queue_req"] = int(last[q])  # type: ignore[index]
-        g["gen_throughput"] = float(last[t])  # type: ignore[index]
-        g["token_usage"] = float(last[u]) if u is not None else None
+        g["queue_req"] = int(batch.last(1))  # type: ignore[arg-type]
+        g["gen_throughput"] = float(batch.last(2))  # type: ignore[arg-type]
+        usage = batch.last(3)
+        g["token_usage"] = float(usage) if usage is not None else None
+        last_ts = batch.last_epoch()
         if last_ts is not None:
             g["last_decode_ts"] = last_ts
-        if a is None:
+        lens = batch.lens
+        if lens is None:
             return
-        lens = list(map(float, map(itemgetter(a), rows)))
         slots = settings.slots
+        printed = batch.last(5)
         g["accept_len"] = lens[-1]
-        g["accept_rate"] = normalised_rate(lens[-1], settings) if slots else None
-        g["accept_rate_printed"] = float(last[p]) if p is not None else None
+        g["accept_rate"] = batch.rate(lens[-1])
+        g["accept_rate_printed"] = float(printed) if printed is not None else None
         c["accept_len_sum"] = reduce(add, lens, c["accept_len_sum"])
         c["accept_len_count"] += len(lens)
         for i, n in Counter(map(partial(bisect_left, ACCEPT_LEN_BUCKETS), lens)).items():

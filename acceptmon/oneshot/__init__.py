@@ -18,6 +18,7 @@ from typing import IO, Any
 from acceptmon.metrics.collect import render
 from acceptmon.model import KIND, Chunk, DecodeSample, Finding, Record, SpecSample
 from acceptmon.pipeline import Pipeline
+from acceptmon.runs.batch import DecodeBatch
 from acceptmon.sources.lines import LineSplitter
 
 READ_SIZE = 1 << 20
@@ -99,11 +100,20 @@ def record_json(record: Record) -> dict[str, Any]:
     return _clean(out)  # type: ignore[no-any-return]
 
 
-def write_jsonl(out: IO[str]) -> Any:
-    def sink(record: Record) -> None:
-        out.write(json.dumps(record_json(record), allow_nan=False) + "\n")
+class JsonlWriter:
+    """One JSON object per record, in line order; a Decode batch is written as its records."""
 
-    return sink
+    #: The bulk path hands Prefill records on only to consumers that ask.
+    wants_prefill = True
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+
+    def observe(self, record: Record) -> None:
+        self._out.write(json.dumps(record_json(record), allow_nan=False) + "\n")
+
+    def observe_batch(self, batch: DecodeBatch) -> None:
+        self._out.write("".join(json.dumps(record_json(r), allow_nan=False) + "\n" for r in batch.records()))
 
 
 def prom(pipeline: Pipeline) -> str:
@@ -111,7 +121,7 @@ def prom(pipeline: Pipeline) -> str:
 
 
 class FindingLog:
-    """Runs the detector after every record, as the agent would live, keeping each
+    """Runs the detector after every interval, as the agent would live, keeping each
     finding's latest state (so a drop that a later revert resolved is still reported)."""
 
     def __init__(self, pipeline: Pipeline) -> None:
@@ -120,13 +130,19 @@ class FindingLog:
         self.detector = Detector()
         self.findings: dict[str, Finding] = {}
         pipeline.tracker.on_run_start.append(self.detector.observe_run_start)
-        pipeline.sinks.append(self)
+        pipeline.consumers.append(self)
 
-    def __call__(self, record: Record) -> None:
+    def observe(self, record: Record) -> None:
         self.detector.observe(record)
         if isinstance(record, DecodeSample | SpecSample):
-            for finding in self.detector.evaluate():
-                self.findings[finding.key] = finding
+            self._evaluate()
+
+    def observe_batch(self, batch: DecodeBatch) -> None:
+        self.detector.observe_batch(batch, self._evaluate)
+
+    def _evaluate(self) -> None:
+        for finding in self.detector.evaluate():
+            self.findings[finding.key] = finding
 
     def write(self, out: IO[str]) -> None:
         from acceptmon.notify.payload import finding_json

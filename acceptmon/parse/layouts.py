@@ -73,11 +73,12 @@ def compile_shape(
 def _line_regex(marker: str, body: str) -> re.Pattern[str]:
     """One match per line of a joined block, from the marker to the end of the line.
 
-    Starting with the literal marker lets the regex engine skip to it; no
-    value pattern crosses a newline, so a count equal to the number of lines
-    means every line matched once, from its (only valid) marker.
+    Starting with a literal (``] `` and the marker) lets the regex engine skip to
+    it (a look-behind there would not); no value pattern crosses a newline, and
+    matches end at a line's end, so a count equal to the number of lines means
+    every line matched once, from its (only valid) marker.
     """
-    return re.compile(f"(?<=\\] ){re.escape(marker)}{body}$", re.M)
+    return re.compile(f"\\] {re.escape(marker)}{body}$", re.M)
 
 
 class DecodeShapes:

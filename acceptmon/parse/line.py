@@ -5,7 +5,8 @@ tqdm bars, NCCL chatter). The Decode marker is looked for first with a plain
 substring search, and every other line must pass one compiled regex before
 any further work, which keeps the cost of noise near that of ``grep``.
 
-A record counts only where the engine writes it: at the start of the message,
+Which fragment marks which kind of line is one table (``parse/markers.py``),
+shared with the bulk path. A record counts only where the engine writes it: at the start of the message,
 right after the prefix (a few words in, for the sentence-like start, stop and
 crash lines). With ``--log-requests`` the engines dump user prompts into the
 same log (``Receive: obj=…``, ``Finish: obj=…``, vLLM's ``Received request …``
@@ -19,36 +20,15 @@ import re
 from datetime import UTC, datetime, tzinfo
 
 from acceptmon.log_time import LocalTime
-from acceptmon.model import DecodeSample, Meta, PrefillSample, Record, ServerReady, Shutdown
+from acceptmon.model import DecodeSample, Meta, PrefillSample, Ranks, Record, ServerReady, Shutdown
 from acceptmon.parse import sglang, vllm
 from acceptmon.parse.layouts import DecodeShapes, DecodeValues, PrefillShapes
+from acceptmon.parse.markers import OTHER, REQUEST, REQUEST_MARKERS, SENTENCE
 from acceptmon.parse.prefix import ANSI, PrefixCache
 
-#: Lines that dump a request (and may quote anything a user sent).
-REQUEST_MARKERS = ("Receive: obj=", "Finish: obj=", "Received request ", "Generated response ")
-OTHER = re.compile(
-    r"Receive: obj=|Finish: obj=|Received request |Generated response "
-    r"|Prefill batch|server_args[=:]|fired up and ready|SIGTERM received|Shutting down"
-    r"|hit an exception|Exception in ModelTpServer|sigquit from a child|SIGQUIT received|Watchdog timeout"
-    r"|SpecDecoding metrics:|Speculative metrics:|Adaptive spec params updated|Avg prompt throughput"
-)
 _DECODE_LEN = len(sglang.DECODE)
 _PREFILL_LEN = len(sglang.PREFILL)
 
-REQUEST = re.compile("|".join(re.escape(m) for m in REQUEST_MARKERS))
-#: Markers that stand a few words into their message (``The server is fired up…``).
-_SENTENCE = frozenset(
-    {
-        "fired up and ready",
-        "hit an exception",
-        "Exception in ModelTpServer",
-        "sigquit from a child",
-        "SIGQUIT received",
-        "Watchdog timeout",
-        "Shutting down",
-        "Avg prompt throughput",
-    }
-)
 #: How far into its message a sentence marker may stand.
 _SENTENCE_LEAD = 48
 #: A line that starts a new log entry (ends a request's unprefixed continuation).
@@ -57,7 +37,8 @@ ENTRY = re.compile(r"\[|\(\w++ pid=\d++\) |[A-Z]++ \d\d-\d\d |\d{4}-\d\d-\d\d")
 
 def has_request(lines: tuple[str, ...] | list[str]) -> bool:
     """Whether any line may be a request dump (C-level substring passes only)."""
-    return any(any(m in t for t in lines) for m in REQUEST_MARKERS)
+    block = "\n".join(lines)
+    return any(m in block for m in REQUEST_MARKERS)
 
 
 class LineParser:
@@ -125,7 +106,7 @@ class LineParser:
         lead = text[close + 1 : at]
         if close < 0 and self.in_request:
             return False
-        if marker in _SENTENCE:
+        if marker in SENTENCE:
             return len(lead) <= _SENTENCE_LEAD
         # Right after the prefix (or at the start of an unprefixed line, as 0.2.x prints server_args).
         return not lead or lead.isspace()
@@ -158,6 +139,14 @@ class LineParser:
 
     def prefix_epoch(self, prefix: str) -> float | None:
         return self._prefixes.epoch(prefix)
+
+    def prefix_epochs(self, prefixes: list[str]) -> list[float | None]:
+        """``prefix_epoch`` of each, in order (cache hits without a call each)."""
+        return self._prefixes.epochs(prefixes)
+
+    def prefix(self, prefix: str) -> tuple[datetime | None, Ranks]:
+        """(aware time, ranks) of a prefix, as records carry them (cached per prefix)."""
+        return self._prefixes.get(prefix)
 
     def learn(self, text: str, record: Record) -> None:
         """Remember the layout of a batch line the general parser accepted (if new)."""

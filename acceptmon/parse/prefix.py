@@ -10,7 +10,9 @@ rather than fatal (the message itself is validated separately).
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from functools import lru_cache
+from itertools import repeat
 
 from acceptmon.log_time import LocalTime
 from acceptmon.model import Ranks
@@ -51,7 +53,9 @@ def parse_ts(text: str) -> datetime | None:
         return None
 
 
+@lru_cache(maxsize=256)
 def parse_ranks(text: str) -> Ranks:
+    """Rank labels of a prefix (memoised: a source prints the same few rank sets)."""
     return tuple((name.lower(), int(num)) for name, num in _RANK_SPLIT.findall(text))
 
 
@@ -93,30 +97,77 @@ def epoch(ts: datetime | None) -> float | None:
     return ts.timestamp() if ts.tzinfo is not None else ts.replace(tzinfo=UTC).timestamp()
 
 
+#: Zone names without offset changes, ever: their aware time is one ``replace`` away.
+_FIXED = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "UCT", "Universal", "Zulu"})
+
+
+def fixed_offset(zone: tzinfo) -> timezone | None:
+    """The one offset of a zone that never changes it (``timezone``, UTC), else None."""
+    if isinstance(zone, timezone):
+        return timezone(zone.utcoffset(None))
+    if getattr(zone, "key", None) in _FIXED:
+        return timezone(zone.utcoffset(datetime(2000, 1, 1)) or timedelta(0))
+    return None
+
+
+#: Prefixes cached per source before the cache starts afresh.
+_CACHED = 512
+_MISS = object()
+
+
 class PrefixCache:
     """Memoise prefixes: consecutive lines share one per second and rank.
 
     Cached timestamps are already aware, in the zone of ``local`` (the source's).
+    A new second is a new prefix, so a miss is common on a busy log: in a zone
+    with a fixed offset it skips ``LocalTime.aware``'s fold and gap logic, which
+    gives the very same time there.
     """
 
-    __slots__ = ("_cache", "_epochs", "_local")
+    __slots__ = ("_cache", "_epochs", "_fixed", "_local")
 
     def __init__(self, local: LocalTime | None = None) -> None:
         self._cache: dict[str, Prefix] = {}
         self._epochs: dict[str, float | None] = {}
         self._local = local or LocalTime()
+        self._fixed = fixed_offset(self._local.zone)
 
     def get(self, prefix: str) -> Prefix:
         hit = self._cache.get(prefix)
         if hit is None:
-            if len(self._cache) >= 512:
+            if len(self._cache) >= _CACHED:
                 self._cache.clear()
                 self._epochs.clear()
             wall, ranks = parse_prefix(prefix)
-            ts = self._local.aware(wall) if wall is not None else None
+            ts = None
+            if wall is not None:
+                fixed = self._fixed
+                ts = (
+                    self._local.aware(wall)
+                    if fixed is None or wall.tzinfo is not None
+                    else wall.replace(tzinfo=fixed)
+                )
             hit = self._cache[prefix] = (ts, ranks)
             self._epochs[prefix] = epoch(ts)
         return hit
+
+    def epochs(self, prefixes: list[str]) -> list[float | None]:
+        """``epoch`` of each prefix, in order; cache hits cost no call each.
+
+        Misses are then parsed in line order, as one ``epoch`` call per prefix would.
+        Where the zone has offset changes, a time depends on the times parsed before
+        it (``LocalTime``'s fold rule), so when the misses could fill the cache (which
+        is then cleared, and later prefixes parsed again) it goes one call per prefix.
+        """
+        out: list[float | object | None] = list(map(self._epochs.get, prefixes, repeat(_MISS)))
+        misses = out.count(_MISS)
+        if misses and self._fixed is None and len(self._cache) + misses >= _CACHED:
+            return list(map(self.epoch, prefixes))
+        at = 0
+        for _ in range(misses):
+            at = out.index(_MISS, at)
+            out[at] = self.epoch(prefixes[at])
+        return out  # type: ignore[return-value]
 
     def epoch(self, prefix: str) -> float | None:
         """The prefix's timestamp as epoch seconds (the fast path needs only this)."""

@@ -61,7 +61,7 @@ def build(
 
     pipeline, table = new_pipeline(tz, draft_config, readers)
     series = SeriesSink(pipeline.tracker)
-    pipeline.sinks.append(series)
+    pipeline.consumers.append(series)
     finding_log = FindingLog(pipeline)
     for lg in logs:
         for path in lg.files:

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from acceptmon.model import DecodeSample, Record, SpecSample
 from acceptmon.runs import RunTracker
+from acceptmon.runs.batch import DecodeBatch
 
 
 @dataclass
@@ -32,7 +33,21 @@ class SeriesSink:
         self._tracker = tracker
         self.sources: dict[str, SourceSeries] = {}
 
-    def __call__(self, record: Record) -> None:
+    def observe_batch(self, batch: DecodeBatch) -> None:
+        """A stretch of Decode lines, column by column (the fast path)."""
+        lens, run = batch.lens, self._tracker.current(batch.source)
+        if lens is None or not batch.n:
+            return
+        s = self.sources.setdefault(batch.source, SourceSeries())
+        rid = run.run_id if run else "-"
+        for (ts, _ranks), length, running in zip(batch.stamps, lens, batch.running, strict=True):
+            if ts is not None:
+                s.ts.append(ts)
+                s.accept_len.append(length)
+                s.running.append(running)
+                s.run_id.append(rid)
+
+    def observe(self, record: Record) -> None:
         if not isinstance(record, DecodeSample | SpecSample):
             return
         if isinstance(record, SpecSample) and record.per_position:

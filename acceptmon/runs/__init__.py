@@ -30,6 +30,7 @@ from acceptmon.model import (
     SpecSettings,
 )
 from acceptmon.redact import redact_args
+from acceptmon.runs.rate import accept_rate
 
 #: Server args that differ on every start and say nothing about acceptance.
 VOLATILE_ARGS = frozenset({"random_seed"})
@@ -101,16 +102,8 @@ def diff(before: ConfigSnapshot, after: ConfigSnapshot) -> ConfigDiff:
 
 
 def normalised_rate(accept_len: float, settings: SpecSettings) -> float | None:
-    """Fraction of draft tokens accepted, bonus token excluded (0–1).
-
-    SGLang 0.5.11+'s definition, ``(accept_len − 1) / (draft_tokens − 1)``,
-    which for chains equals vLLM's accepted/drafted. Needs the run's draft
-    settings; without them the printed value cannot be interpreted.
-    """
-    slots = settings.draft_slots()
-    if slots is None or accept_len <= 0:
-        return None
-    return round(min(1.0, max(0.0, (accept_len - 1.0) / slots)), 4)
+    """``rate.accept_rate`` for a run's settings (the run tracker fills it into each Decode record)."""
+    return accept_rate(accept_len, settings.slots)
 
 
 @dataclass

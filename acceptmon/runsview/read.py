@@ -52,7 +52,7 @@ def new_pipeline(
     tracker = RunTracker(draft_reader=_draft_reader(draft_config or [], readers or {}))
     pipeline = Pipeline(tracker, year_hint=mtime_hint, zone=lambda _s: tz)
     table = RunTable(tracker)
-    pipeline.sinks.append(table)
+    pipeline.consumers.append(table)
     return pipeline, table
 
 

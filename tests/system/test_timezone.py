@@ -46,7 +46,11 @@ def test_local_wall_clock_log_gives_real_timestamps_and_no_stall(tmp_path: Path,
     agent = AgentProcess(tmp_path / "state", [str(fresh), str(old)], env={"TZ": zone})
     try:
         name = "acceptmon_last_decode_timestamp_seconds"
-        wait_for(lambda: agent.metric(name, source=str(fresh)) is not None, 20, "no timestamp metric")
+        wait_for(
+            lambda: None not in (agent.metric(name, source=str(fresh)), agent.metric(name, source=str(old))),
+            20,
+            "no timestamp metric",
+        )
         got = agent.metric(name, source=str(fresh))
         assert got is not None
         assert abs(got - written) < 5, f"{zone}: timestamp off by {got - written:+.0f} s"

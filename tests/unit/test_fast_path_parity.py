@@ -1,24 +1,28 @@
-"""The one-shot fast path and the records path must produce identical metrics."""
+"""The bulk path (agent and one-shot) and the per-line records path must agree exactly:
+metrics, the detector's state and findings, and the jsonl output."""
 
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
 
+from acceptmon.detect import Detector
 from acceptmon.metrics.collect import render
-from acceptmon.oneshot import read_chunks
+from acceptmon.model import Record
+from acceptmon.oneshot import FindingLog, JsonlWriter, read_chunks
 from acceptmon.pipeline import Pipeline
+from acceptmon.runs.batch import DecodeBatch
 from tests.conftest import ROOT, SAMPLES
 
 INPUTS = sorted(SAMPLES.glob("*.log")) + sorted((ROOT / "tests" / "golden").glob("*/input.log"))
 
 
 def _render(data: bytes, with_sink: bool) -> str:
-    pipeline = Pipeline()
-    if with_sink:
-        pipeline.sinks.append(lambda record: None)
+    """``with_sink``: the per-line records path (the reference), else the bulk path."""
+    pipeline = Pipeline(bulk=not with_sink)
     for chunk, overlong in read_chunks("s", io.BytesIO(data)):
         pipeline.feed(chunk)
         if overlong:
@@ -26,10 +30,78 @@ def _render(data: bytes, with_sink: bool) -> str:
     return render(pipeline.store)
 
 
+class _Counting:
+    """A consumer that notes how it was fed: by batch (bulk) or by record."""
+
+    def __init__(self) -> None:
+        self.batches = self.records = 0
+
+    def observe(self, record: Record) -> None:
+        self.records += 1
+
+    def observe_batch(self, batch: DecodeBatch) -> None:
+        self.batches += 1
+
+
+def _consumers(data: bytes, bulk: bool, chunk_lines: int = 0) -> tuple[str, str, str, str, int]:
+    """What every consumer made of ``data``: metrics, jsonl, one-shot findings, and the
+    agent's detector (fed as the agent feeds it, evaluated only at the end) as its checkpoint."""
+    from acceptmon.model import Chunk
+
+    pipeline = Pipeline(bulk=bulk)
+    jsonl = io.StringIO()
+    pipeline.consumers.append(JsonlWriter(jsonl))
+    findings = FindingLog(pipeline)
+    agent = Detector()
+    pipeline.tracker.on_run_start.append(agent.observe_run_start)
+    pipeline.consumers.append(agent)
+    counting = _Counting()
+    pipeline.consumers.append(counting)
+    for chunk, overlong in read_chunks("s", io.BytesIO(data)):
+        if chunk_lines:
+            for at in range(0, len(chunk.lines), chunk_lines):
+                part = chunk.lines[at : at + chunk_lines]
+                pipeline.feed(Chunk("s", part, chunk.lineno + at))
+        else:
+            pipeline.feed(chunk)
+        if overlong:
+            pipeline.count_overlong("s", overlong)
+    out = io.StringIO()
+    findings.write(out)
+    agent_findings = json.dumps([str(f) for f in agent.evaluate()])
+    state = json.dumps(agent.checkpoint(), sort_keys=True, default=str) + agent_findings
+    return render(pipeline.store), jsonl.getvalue(), out.getvalue(), state, counting.batches
+
+
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_fast_and_records_paths_agree(path: Path) -> None:
     data = path.read_bytes()
     assert _render(data, with_sink=False) == _render(data, with_sink=True)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_consumer_agrees_on_both_paths(path: Path) -> None:
+    """The detector (agent and one-shot findings) and the jsonl writer, not only the store."""
+    data = path.read_bytes()
+    *bulk, _ = _consumers(data, bulk=True)
+    *lines, batches = _consumers(data, bulk=False)
+    assert batches == 0
+    assert bulk == lines
+
+
+def test_consumers_agree_on_generated_traffic_in_any_chunking(tmp_path: Path) -> None:
+    """Long stretches go by batch (the point of the bulk path), and nothing changes with it."""
+    from bench.gen_log import generate
+
+    log = tmp_path / "g.log"
+    generate(str(log), 20_000, seed=7)
+    data = log.read_bytes().replace(b"accept len: 2.1", b"accept len: 2.x", 20)
+    *reference, _ = _consumers(data, bulk=False)
+    for chunk_lines in (0, 1, 7, 500):
+        *bulk, batches = _consumers(data, bulk=True, chunk_lines=chunk_lines)
+        assert bulk == reference
+        assert batches > (0 if chunk_lines in (0, 500) else -1)
+    assert reference[1].count('"kind": "decode"') > 9_000
 
 
 def test_parity_on_generated_traffic_with_damage(tmp_path: Path) -> None:
@@ -77,9 +149,7 @@ def test_parity_when_chunks_cut_through_request_dumps(size: int) -> None:
     lines += [CONTINUATION[1], *good]
     out = []
     for with_sink in (False, True):
-        pipeline = Pipeline()
-        if with_sink:
-            pipeline.sinks.append(lambda record: None)
+        pipeline = Pipeline(bulk=not with_sink)
         for at in range(0, len(lines), size):
             pipeline.feed(Chunk("s", tuple(lines[at : at + size]), at + 1))
         out.append(render(pipeline.store))

@@ -159,9 +159,7 @@ def test_oversized_server_args_is_a_counted_error_without_parsing() -> None:
 @pytest.mark.parametrize("with_sink", [False, True])
 def test_accept_len_beyond_draft_tokens_is_out_of_range(with_sink: bool) -> None:
     """4 draft tokens (3 slots): an accept length above 4 is impossible, and below 1."""
-    p = Pipeline()
-    if with_sink:
-        p.sinks.append(lambda _r: None)
+    p = Pipeline(bulk=not with_sink)  # the bulk path, and the per-line reference
     good = [decode_line(T0, v) for v in (2.0, 3.0, 4.0)]
     low = decode_line(T0, 2.0).replace("accept len: 2.00", "accept len: 0.50")
     lines = [server_args_line(T0), *good, decode_line(T0, 7.7), low, *good]
@@ -216,9 +214,7 @@ def test_a_raising_parser_is_contained_on_both_paths(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(sglang, "parse_adaptive", explode)
     line = f"{SGL}Adaptive spec params updated: steps 3 -> 2"
     for sink in (False, True):
-        p = Pipeline()
-        if sink:
-            p.sinks.append(lambda _r: None)
+        p = Pipeline(bulk=not sink)
         p.feed(_chunk([line, line, decode_line(T0, 2.0)]))
         s = p.store.stats("s")
         assert s.error_kinds["exception"] == 2 and s.counters["decode_batches"] == 1
@@ -265,9 +261,7 @@ def test_injected_markers_in_request_logs_are_no_records(line: str) -> None:
 
 @pytest.mark.parametrize("with_sink", [False, True])
 def test_injection_leaves_runs_and_counters_alone(with_sink: bool) -> None:
-    p = Pipeline()
-    if with_sink:
-        p.sinks.append(lambda _r: None)
+    p = Pipeline(bulk=not with_sink)  # the bulk path, and the per-line reference
     lines = [server_args_line(T0), decode_line(T0, 2.0), *INJECTIONS, *CONTINUATION, decode_line(T0, 2.0)]
     p.feed(_chunk(lines))
     s = p.store.stats("s")

@@ -95,6 +95,10 @@ def test_regex_is_linear(name: str, shape: str) -> None:
     rx, how = REGEXES[name]
     make = SHAPES[shape]
     small = _ratio(rx, how, make, N)
+    for _ in range(3):  # a busy machine inflates one measurement, never every one
+        if small < 300:
+            break
+        small = min(small, _ratio(rx, how, make, N))
     assert small < 300, f"{name} on {shape}: {small:.0f}x a plain scan"  # the old ones: >5,000x at 5 KB
     one, two = _run(rx, how, make(N)), _run(rx, how, make(2 * N))
     growth = []

@@ -1,0 +1,190 @@
+"""A stretch of plain Decode lines of one run, column by column: what the bulk path hands on.
+
+The bulk path (``acceptmon.fastpath``) accepts a stretch only when every Decode
+line in it matched the source's learned layout, in range for the run, with no
+event between them. It then hands the store, the detector and the jsonl
+writer one ``DecodeBatch`` instead of a record per line. A column is built on
+first use from the layout's regex groups, so a batch costs a Python object
+per line only for what some consumer reads (the store reads sums and last
+values; the detector reads times, lengths and loads; only the jsonl writer
+needs whole records, and ``records`` parses them as the per-line path would).
+
+Read-only by convention: consumers never change a batch or its columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from operator import itemgetter
+from typing import Any
+
+from acceptmon.model import DecodeSample, Ranks, Record, SpecSettings
+from acceptmon.parse.layouts import DecodeValues
+from acceptmon.parse.sglang import DECODE, PREFILL
+from acceptmon.runs.rate import accept_rate
+
+#: What a stamp column holds per line: (aware time or None, ranks), as the prefix parser gives it.
+Stamp = tuple[datetime | None, Ranks]
+
+
+class DecodeBatch:
+    """``n`` Decode lines (and the Prefill/noise lines between them) of one source's current run.
+
+    ``lines`` is the whole stretch (first line ``lineno``); ``rows`` the learned
+    layout's groups of its Decode lines, ``order`` their 1-based positions
+    (running, queue, throughput, usage, accept len, printed rate, repeated).
+    """
+
+    __slots__ = (
+        "_cols",
+        "_decode",
+        "_epochs",
+        "_order",
+        "_parse",
+        "_rows",
+        "_stamp",
+        "lineno",
+        "lines",
+        "n",
+        "settings",
+        "source",
+    )
+
+    def __init__(
+        self,
+        source: str,
+        settings: SpecSettings,
+        lines: tuple[str, ...],
+        lineno: int,
+        decode: list[str],
+        rows: list[tuple[str, ...]],
+        order: tuple[int | None, ...],
+        stamp: Callable[[str], Stamp],
+        epochs: Callable[[list[str]], list[float | None]],
+        parse: Callable[[str, int], Record | None],
+    ) -> None:
+        self.source, self.settings = source, settings
+        self.lines, self.lineno, self.n = lines, lineno, len(rows)
+        self._decode, self._rows, self._order = decode, rows, order
+        self._stamp, self._epochs, self._parse = stamp, epochs, parse
+        self._cols: dict[str, Any] = {}
+
+    def _col(self, slot: int) -> list[str] | None:
+        i = self._order[slot]
+        return None if i is None else list(map(itemgetter(i - 1), self._rows))
+
+    def _memo(self, name: str, make: Callable[[], Any]) -> Any:
+        try:
+            return self._cols[name]
+        except KeyError:
+            value = self._cols[name] = make()
+            return value
+
+    @property
+    def running(self) -> list[int]:
+        return self._memo("running", lambda: list(map(int, self._col(0) or ())))  # type: ignore[no-any-return]
+
+    @property
+    def queue(self) -> list[int]:
+        return self._memo("queue", lambda: list(map(int, self._col(1) or ())))  # type: ignore[no-any-return]
+
+    @property
+    def throughput(self) -> list[float]:
+        """gen throughput (token/s) per line."""
+        return self._memo("throughput", lambda: _floats(self._col(2)) or [])  # type: ignore[no-any-return]
+
+    @property
+    def lens(self) -> list[float] | None:
+        """Accept lengths, or None when the layout prints none (speculation off)."""
+        return self._memo("lens", lambda: _floats(self._col(4)))  # type: ignore[no-any-return]
+
+    @property
+    def repeated(self) -> list[int]:
+        """``[repeated Nx across cluster]`` counts (0 where absent)."""
+
+        def make() -> list[int]:
+            col = self._col(6)
+            return [int(v) if v else 0 for v in col] if col is not None else [0] * self.n
+
+        return self._memo("repeated", make)  # type: ignore[no-any-return]
+
+    def values(self, i: int) -> DecodeValues:
+        """Line ``i`` as the store's ``DecodeValues`` (running, queue, throughput, usage,
+        accept len, printed rate, repeated)."""
+        row, order = self._rows[i], self._order
+
+        def group(slot: int) -> str | None:
+            j = order[slot]
+            return None if j is None else row[j - 1]
+
+        usage, length, printed, repeated = group(3), group(4), group(5), group(6)
+        return (
+            int(group(0)),  # type: ignore[arg-type]
+            int(group(1)),  # type: ignore[arg-type]
+            float(group(2)),  # type: ignore[arg-type]
+            float(usage) if usage is not None else None,
+            float(length) if length is not None else None,
+            float(printed) if printed is not None else None,
+            int(repeated) if repeated else 0,
+        )
+
+    def last(self, slot: int) -> str | None:
+        """The last line's group ``slot`` (0 running … 5 printed rate), unconverted."""
+        i = self._order[slot]
+        return None if i is None else self._rows[-1][i - 1]
+
+    def _prefixes(self) -> list[str]:
+        return self._memo("prefixes", lambda: [t[: t.rfind(DECODE)] for t in self._decode])  # type: ignore[no-any-return]
+
+    @property
+    def stamps(self) -> list[Stamp]:
+        """(aware time, ranks) per Decode line, shared with the prefix cache (no copy per line)."""
+        return self._memo("stamps", lambda: list(map(self._stamp, self._prefixes())))  # type: ignore[no-any-return]
+
+    def stamp(self, i: int) -> Stamp:
+        """The stamp of Decode line ``i`` alone."""
+        stamps = self._cols.get("stamps")
+        if stamps is not None:
+            return stamps[i]  # type: ignore[no-any-return]
+        text = self._decode[i]
+        return self._stamp(text[: text.rfind(DECODE)])
+
+    @property
+    def epochs(self) -> list[float | None]:
+        """Epoch seconds of each Decode line's time."""
+        return self._memo("epochs", lambda: self._epochs(self._prefixes()))  # type: ignore[no-any-return]
+
+    def last_epoch(self) -> float | None:
+        last = self._decode[-1]
+        return self._epochs([last[: last.rfind(DECODE)]])[0]
+
+    def rate(self, accept_len: float | None) -> float | None:
+        """The normalised accept rate of one line, as the run tracker fills it into a record."""
+        return None if accept_len is None else accept_rate(accept_len, self.settings.slots)
+
+    def records(self) -> list[Record]:
+        """Every Decode and Prefill record of the stretch, in line order, exactly as the
+        per-line path gives them (rates normalised as the run tracker does)."""
+        out: list[Record] = []
+        parse, lineno = self._parse, self.lineno
+        for text in self.lines:
+            if DECODE in text or PREFILL in text:
+                record = parse(text, lineno)
+                if isinstance(record, DecodeSample) and record.accept_len is not None:
+                    rate = self.rate(record.accept_len)
+                    if rate is not None:
+                        record = _with_rate(record, rate)
+                if record is not None:
+                    out.append(record)
+            lineno += 1
+        return out
+
+
+def _floats(col: list[str] | None) -> list[float] | None:
+    return None if col is None else list(map(float, col))
+
+
+def _with_rate(record: DecodeSample, rate: float) -> DecodeSample:
+    return replace(record, accept_rate=rate)
