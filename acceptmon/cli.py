@@ -32,7 +32,7 @@ def _oneshot(args: argparse.Namespace) -> int:
         return 2
     pipeline = Pipeline(year_hint=oneshot.mtime_hint, zone=lambda _source: tz, year=args.year)
     if args.format == "jsonl":
-        pipeline.consumers.append(oneshot.JsonlWriter(sys.stdout))
+        pipeline.consumers.append(oneshot.JsonlWriter(sys.stdout, pipeline.tracker))
     findings = oneshot.FindingLog(pipeline) if args.format == "findings" else None
     names = args.name or None
     problems = oneshot.run_files(pipeline, args.paths, names)

@@ -18,6 +18,7 @@ from typing import IO, Any
 from acceptmon.metrics.collect import render
 from acceptmon.model import KIND, Chunk, DecodeSample, Finding, Record, SpecSample
 from acceptmon.pipeline import Pipeline
+from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
 from acceptmon.sources.lines import LineSplitter
 
@@ -80,12 +81,13 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def record_json(record: Record) -> dict[str, Any]:
-    """One JSON object per record: kind, source, lineno, ts, ranks, then its fields."""
+def record_json(record: Record, run_id: str | None = None) -> dict[str, Any]:
+    """One JSON object per record: kind, source, run, lineno, ts, ranks, then its fields."""
     meta = record.meta
     out: dict[str, Any] = {
         "kind": KIND[type(record)],
         "source": meta.source,
+        "run_id": run_id,
         "lineno": meta.lineno,
         "ts": meta.ts.isoformat() if meta.ts else None,
         "ranks": dict(meta.ranks),
@@ -106,14 +108,24 @@ class JsonlWriter:
     #: The bulk path hands Prefill records on only to consumers that ask.
     wants_prefill = True
 
-    def __init__(self, out: IO[str]) -> None:
+    def __init__(self, out: IO[str], tracker: RunTracker | None = None) -> None:
+        """With ``tracker``, each record names the run it belongs to (``run_id``)."""
         self._out = out
+        self._tracker = tracker
+
+    def _run_id(self, source: str) -> str | None:
+        run = self._tracker.current(source) if self._tracker is not None else None
+        return run.run_id if run is not None else None
 
     def observe(self, record: Record) -> None:
-        self._out.write(json.dumps(record_json(record), allow_nan=False) + "\n")
+        line = json.dumps(record_json(record, self._run_id(record.meta.source)), allow_nan=False)
+        self._out.write(line + "\n")
 
     def observe_batch(self, batch: DecodeBatch) -> None:
-        self._out.write("".join(json.dumps(record_json(r), allow_nan=False) + "\n" for r in batch.records()))
+        run_id = self._run_id(batch.source)
+        self._out.write(
+            "".join(json.dumps(record_json(r, run_id), allow_nan=False) + "\n" for r in batch.records())
+        )
 
 
 def prom(pipeline: Pipeline) -> str:

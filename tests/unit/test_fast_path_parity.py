@@ -50,7 +50,7 @@ def _consumers(data: bytes, bulk: bool, chunk_lines: int = 0) -> tuple[str, str,
 
     pipeline = Pipeline(bulk=bulk)
     jsonl = io.StringIO()
-    pipeline.consumers.append(JsonlWriter(jsonl))
+    pipeline.consumers.append(JsonlWriter(jsonl, pipeline.tracker))
     findings = FindingLog(pipeline)
     agent = Detector()
     pipeline.tracker.on_run_start.append(agent.observe_run_start)
