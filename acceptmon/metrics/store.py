@@ -20,6 +20,7 @@ from acceptmon.model import (
     PARSE_ERROR_KINDS,
     DecodeSample,
     PrefillSample,
+    Ranks,
     Run,
     SpecSample,
     SpecSettings,
@@ -74,6 +75,10 @@ class SourceStats:
     v0_last: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: ``counters["parse_errors"]`` split by kind (model.PARSE_ERROR_KINDS).
     error_kinds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARSE_ERROR_KINDS, 0.0))
+    #: DP attention: each DP rank's last Decode values (running, queue, throughput, usage,
+    #: accept len, accept rate); the gauges aggregate them. Rebuilt from the log, not saved.
+    dp: dict[int, DpValues] = field(default_factory=dict)
+    dp_ts: dict[int, float | None] = field(default_factory=dict)
 
     def count_error(self, kind: str, n: int = 1) -> None:
         self.counters["parse_errors"] += n
@@ -106,6 +111,14 @@ class SourceStats:
         return stats
 
 
+#: DP ranks remembered per source for the aggregate gauges (the label set stays bounded).
+MAX_DP_RANKS = 256
+#: A DP rank whose last Decode line is this much older (log time) than the newest is idle.
+DP_STALE_S = 120.0
+#: running, queue, throughput, usage, accept len, accept rate of one DP rank's last line.
+DpValues = tuple[int, int, float, "float | None", "float | None", "float | None"]
+
+
 def accept_len_range(settings: SpecSettings) -> tuple[float, float] | None:
     """Physically possible accept lengths for a run: 1 (nothing accepted) to draft
     tokens + 1 (all accepted, bonus included), with room for ``:.2f`` rounding.
@@ -114,6 +127,41 @@ def accept_len_range(settings: SpecSettings) -> tuple[float, float] | None:
     if slots is None:
         return None
     return 0.995, slots + 1.005
+
+
+def _dp_gauges(s: SourceStats, rank: int, values: DpValues, ts: float | None) -> None:
+    """One DP rank's latest values; with two or more ranks the gauges are the whole server's:
+    requests, queue and throughput summed, accept len and rate weighted by #running-req.
+    A rank silent for ``DP_STALE_S`` of log time (idle: SGLang logs only busy ranks) drops out."""
+    s.dp.pop(rank, None)
+    s.dp[rank] = values
+    s.dp_ts[rank] = ts
+    while len(s.dp) > MAX_DP_RANKS:
+        s.dp_ts.pop(old := next(iter(s.dp)), None)
+        s.dp.pop(old)
+    if ts is not None:
+        for stale in [r for r, t in s.dp_ts.items() if t is not None and t < ts - DP_STALE_S]:
+            s.dp.pop(stale, None)
+            s.dp_ts.pop(stale, None)
+    if len(s.dp) < 2:
+        return
+    rows = list(s.dp.values())
+    g = s.gauges
+    running = sum(r[0] for r in rows)
+    g["running_req"] = running
+    g["queue_req"] = sum(r[1] for r in rows)
+    g["gen_throughput"] = sum(r[2] for r in rows)
+    usages = [r[3] for r in rows if r[3] is not None]
+    g["token_usage"] = sum(usages) / len(usages) if usages else None
+    for slot, key in ((4, "accept_len"), (5, "accept_rate")):
+        have: list[tuple[float, int]] = [(float(v), r[0]) for r in rows if (v := r[slot]) is not None]
+        weight = sum(n for _, n in have)
+        if have:
+            g[key] = sum(v * n for v, n in have) / weight if weight else sum(v for v, _ in have) / len(have)
+
+
+def _dp_rank(ranks: Ranks) -> int | None:
+    return next((v for k, v in ranks if k == "dp"), None)
 
 
 def _observe_len(s: SourceStats, accept_len: float) -> None:
@@ -149,7 +197,13 @@ class Store:
             sample.accept_rate_printed,
             sample.repeated,
         )
-        self.decode_values(self.stats(sample.meta.source), settings, values, epoch(sample.meta.ts))
+        s = self.stats(sample.meta.source)
+        self.decode_values(s, settings, values, epoch(sample.meta.ts))
+        rank = _dp_rank(sample.meta.ranks)
+        if rank is not None:
+            rate = accept_rate(sample.accept_len, settings.slots) if sample.accept_len is not None else None
+            values6 = (values[0], values[1], values[2], values[3], values[4], rate)
+            _dp_gauges(s, rank, values6, epoch(sample.meta.ts))
 
     def decode_values(
         self, s: SourceStats, settings: SpecSettings, v: DecodeValues, ts: float | None
@@ -189,6 +243,7 @@ class Store:
         s, settings = self.stats(batch.source), batch.settings
         if batch.n == 1:  # a live line: the record arithmetic is the shorter way (and the same)
             self.decode_values(s, settings, batch.values(0), batch.last_epoch())
+            self._dp_batch(s, batch)
             return
         c, g = s.counters, s.gauges
         c["decode_batches"] += batch.n
@@ -225,6 +280,22 @@ class Store:
             gained = map(max, repeat(0.0), map(sub, lens, repeat(1.0)))
             c["accepted_tokens"] = reduce(add, map(mul, rounds, gained), c["accepted_tokens"])
             c["draft_tokens"] = reduce(add, map(mul, rounds, repeat(slots)), c["draft_tokens"])
+        self._dp_batch(s, batch)
+
+    def _dp_batch(self, s: SourceStats, batch: DecodeBatch) -> None:
+        """Each DP rank's last line of the batch into the aggregate gauges (DP attention logs only)."""
+        if _dp_rank(batch.stamp(batch.n - 1)[1]) is None and _dp_rank(batch.stamp(0)[1]) is None:
+            return
+        last: dict[int, int] = {}
+        for i, (_ts, ranks) in enumerate(batch.stamps):
+            rank = _dp_rank(ranks)
+            if rank is not None:
+                last.pop(rank, None)
+                last[rank] = i
+        epochs = batch.epochs
+        for rank, i in last.items():
+            v = batch.values(i)
+            _dp_gauges(s, rank, (v[0], v[1], v[2], v[3], v[4], batch.rate(v[4])), epochs[i])
 
     def spec(self, sample: SpecSample) -> None:
         s = self.stats(sample.meta.source)
