@@ -20,8 +20,6 @@ from acceptmon.detect import persist
 from acceptmon.detect.config import DetectConfig
 from acceptmon.metrics.store import ACCEPT_LEN_BUCKETS, COUNTERS, GAUGES
 from acceptmon.model import PARSE_ERROR_KINDS
-from acceptmon.sources.tail.checkpoint import CHECKPOINT_VERSION as FILES_VERSION
-from acceptmon.sources.tail.fs import parse_file_id
 
 VERSION = 1
 #: Larger than any real offset, line number or count; smaller than what breaks arithmetic.
@@ -86,38 +84,24 @@ def _source(raw: Any, where: str) -> Json:
     if "url" in d:  # ssh
         _obj(d, where, required={"url", "files"})
         _str(d["url"], f"{where}.url")
-        if "version" in d:
-            _files_version(d["version"], where)
         for path, e in _map(d["files"], f"{where}.files").items():
             _entry(e, f"{where}.files.{path}")
-        for path, heads in _map(d.get("known") or {}, f"{where}.known").items():
-            for i, pair in enumerate(_list(heads, f"{where}.known.{path}")):
-                _head(pair, f"{where}.known.{path}[{i}]")
         return d
     _obj(d, where, required={"version", "files"})
-    _files_version(d["version"], where)
+    if type(d["version"]) is not int or d["version"] != 1:
+        raise CheckpointInvalid(f"{where}.version", "not 1")
     for path, f in _map(d["files"], f"{where}.files").items():
         fw = f"{where}.files.{path}"
         fd = _obj(f, fw, required={"streams"}, optional={"done"})
         for i, e in enumerate(_list(fd["streams"], f"{fw}.streams")):
             _entry(e, f"{fw}.streams[{i}]")
         for k, v in _map(fd.get("done") or {}, f"{fw}.done").items():
-            _head(v, f"{fw}.done.{k}")
+            pair = _list(v, f"{fw}.done.{k}")
+            if len(pair) != 2:
+                raise CheckpointInvalid(f"{fw}.done.{k}", "not a [fingerprint, length] pair")
+            _str(pair[0], f"{fw}.done.{k}[0]")
+            _int(pair[1], f"{fw}.done.{k}[1]")
     return d
-
-
-def _head(raw: Any, where: str) -> None:
-    """A file's head as a checkpoint keeps it: ``[fingerprint, length]``."""
-    pair = _list(raw, where)
-    if len(pair) != 2:
-        raise CheckpointInvalid(where, "not a [fingerprint, length] pair")
-    _str(pair[0], f"{where}[0]")
-    _int(pair[1], f"{where}[1]")
-
-
-def _files_version(v: Any, where: str) -> None:
-    if type(v) is not int or v != FILES_VERSION:
-        raise CheckpointInvalid(f"{where}.version", f"not {FILES_VERSION}")
 
 
 def _entry(raw: Any, where: str) -> None:
@@ -129,8 +113,6 @@ def _entry(raw: Any, where: str) -> None:
     )
     for key in ("identity", "fingerprint", "real"):
         _str(e[key], f"{where}.{key}")
-    if parse_file_id(e["identity"]) is None:
-        raise CheckpointInvalid(f"{where}.identity", "not a file identity")
     _int(e["offset"], f"{where}.offset")
     _int(e["lineno"], f"{where}.lineno", low=1)
     _int(e["fp_len"], f"{where}.fp_len")

@@ -20,18 +20,17 @@ from acceptmon.clock import Clock
 from acceptmon.model import Chunk
 from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.events import FileEvents
-from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.matching import GlobMatcher
-from acceptmon.sources.tail.checkpoint import document, files_of
-from acceptmon.sources.tail.context import FollowConfig
+from acceptmon.sources.tail.context import FollowConfig, SourceStats
 from acceptmon.sources.tail.drain import Emitted, read
 from acceptmon.sources.tail.follower import PathFollower
-from acceptmon.sources.tail.fs import FileSystem
-from acceptmon.sources.tail.localfs import LocalFS, Opener, default_opener
 from acceptmon.sources.tail.resume import resume
+from acceptmon.sources.tail.stream import Opener, default_opener, identity_of
 
 log = logging.getLogger("acceptmon.sources")
+
+CHECKPOINT_VERSION = 1
 
 
 class LocalSource:
@@ -41,10 +40,6 @@ class LocalSource:
     so each matched file is its own ``source``: ``name:relative/path`` (the
     path relative to the glob's fixed directory). A file's rotations stay
     with it, so ``server.log`` and ``server.log.1`` are one source.
-
-    Files are read through ``fs`` (default: the local disk, opening with
-    ``opener``); tests pass an in-memory filesystem with inodes. Globs and
-    file events still look at the local disk.
     """
 
     def __init__(
@@ -59,7 +54,6 @@ class LocalSource:
         rotate_wait: float = 5.0,
         rescan_interval: float = 2.0,
         opener: Opener = default_opener,
-        fs: FileSystem | None = None,
         max_line: int = MAX_LINE_BYTES,
         max_pending: int = 100_000,
         events: FileEvents | None = None,
@@ -69,10 +63,8 @@ class LocalSource:
     ) -> None:
         self.name = name
         self.pattern = pattern
-        fs = fs or LocalFS(opener)
-        self._fs = fs
-        self._cfg = FollowConfig(name, fs, clock, read_size, rotate_wait, max_line, max_detached)
-        self._health = SourceEvents(name)
+        self._cfg = FollowConfig(name, opener, clock, read_size, rotate_wait, max_line, max_detached)
+        self._stats = SourceStats()
         self._matcher = GlobMatcher(pattern, clock, rescan_interval) if glob.has_magic(pattern) else None
         self._from_beginning = from_beginning
         self._poll_bytes = poll_bytes or 4 * read_size
@@ -90,8 +82,8 @@ class LocalSource:
         self._event_seq = 0
 
     def restore(self, state: dict[str, Any]) -> None:
-        files = files_of(state)
-        if files is not None:
+        files = state.get("files") if state.get("version") == CHECKPOINT_VERSION else None
+        if isinstance(files, dict):
             self._restored = files
         elif state:
             log.warning("%s: ignoring a checkpoint this version cannot read", self.name)
@@ -112,7 +104,6 @@ class LocalSource:
         for path in [p for p, f in self._followers.items() if not f.matched and f.idle]:
             del self._followers[path]
             self._looks.pop(path, None)
-            self._health.forget(path)
         return [c for c, _, _ in emitted]
 
     def _look(self, f: PathFollower, now: float, touched: set[str] | None) -> None:
@@ -160,7 +151,7 @@ class LocalSource:
         cfg = self._cfg
         if self._matcher is not None:
             cfg = dataclasses.replace(cfg, source=file_source(self.name, self._matcher.directory, path))
-        return PathFollower(path, cfg, self._health, start_at_end=start_at_end)
+        return PathFollower(path, cfg, self._stats, start_at_end=start_at_end)
 
     def _match(self) -> list[str]:
         return [self.pattern] if self._matcher is None else self._matcher.match()
@@ -188,10 +179,8 @@ class LocalSource:
     def _take_renamed(self, new: PathFollower) -> None:
         """A file renamed within the glob continues where it was, instead of being read again."""
         try:
-            identity = self._fs.stat(new.path).identity
+            identity = identity_of(os.stat(new.path))
         except OSError:
-            return
-        if identity is None:
             return
         for f in self._followers.values():
             s = f.take_detached(identity) if f is not new else None
@@ -228,18 +217,24 @@ class LocalSource:
     def checkpoint(self) -> dict[str, Any]:
         if not self._started:
             files = self._restored
-            return {} if files is None else document(files)
+            return {} if files is None else {"version": CHECKPOINT_VERSION, "files": files}
         files = {path: f.state() for path, f in self._followers.items() if f.registered}
-        return document(files)
+        return {"version": CHECKPOINT_VERSION, "files": files}
 
     def health(self) -> SourceHealth:
         followers = [f for f in self._followers.values() if f.matched]
-        open_streams = [s for f in self._followers.values() for s in f.streams() if s.handle is not None]
-        return self._health.snapshot(
+        open_streams = [s for f in self._followers.values() for s in f.streams() if s.fd is not None]
+        st = self._stats
+        return SourceHealth(
             up=bool(followers) and all(f.status == "ok" for f in followers),
-            lag=sum(max(0, s.size - s.emitted) for s in open_streams),
+            bytes_read=st.bytes_read,
+            rotations=st.rotations,
+            truncations=st.truncations,
+            lag_bytes=sum(max(0, s.size - s.emitted) for s in open_streams),
             open_files=len(open_streams),
-            overlong_open=sum(s.splitter.overlong for s in open_streams),
+            overlong_lines=st.overlong + sum(s.splitter.overlong for s in open_streams),
+            errors=tuple(sorted(st.errors.items())),
+            last_error=st.last_error,
         )
 
     def watch_dirs(self) -> list[str]:

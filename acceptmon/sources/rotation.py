@@ -7,8 +7,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from acceptmon.sources.tail.fs import DevInode
-
 #: How many leading bytes identify a file's content across renames and copies.
 FINGERPRINT_BYTES = 1024
 
@@ -26,12 +24,12 @@ Change = Literal["unchanged", "grown", "truncated", "rotated", "replaced", "gone
 class FileState:
     """What one look at a file tells.
 
-    ``identity`` is the ``DevInode`` locally and None where the transport has
-    no inode (SFTP). ``fingerprint`` is a hash of the first ``fp_len`` bytes
+    ``identity`` is ``dev:ino`` locally and empty where the transport has no
+    inode (SFTP). ``fingerprint`` is a hash of the first ``fp_len`` bytes
     (at most ``FINGERPRINT_BYTES``) and survives rename and copytruncate.
     """
 
-    identity: DevInode | None
+    identity: str
     size: int
     fingerprint: str = ""
     fp_len: int = 0
@@ -69,12 +67,12 @@ def classify(before: FileState, now: FileState | None, offset: int) -> Change:
     """
     if now is None:
         return "gone"
-    if before.identity is not None and now.identity is not None and before.identity != now.identity:
+    if before.identity and now.identity and before.identity != now.identity:
         return "rotated"
     if now.size < max(offset, before.size):
         return "truncated"
     if _content_differs(before, now):
-        return "rotated" if before.identity is None else "replaced"
+        return "rotated" if not before.identity else "replaced"
     if now.size > offset:
         return "grown"
     return "unchanged"

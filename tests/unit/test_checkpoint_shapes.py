@@ -116,7 +116,6 @@ CASES: dict[str, Callable[[Doc], Any]] = {
     "lineno zero": setter(stream, "lineno", 0),
     "identity missing": deleter(stream, "identity"),
     "identity a number": setter(stream, "identity", 123),
-    "identity not a file's": setter(stream, "identity", "inode 7"),
     "fp_len null": setter(stream, "fp_len", None),
     "pipeline missing": deleter(top, "pipeline"),
     "lines counter a string": setter(lambda d: stats(d)["counters"], "lines", "245"),

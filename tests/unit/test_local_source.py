@@ -11,7 +11,7 @@ import pytest
 from acceptmon.clock import ManualClock
 from acceptmon.model import Chunk
 from acceptmon.sources.local import LocalSource
-from acceptmon.sources.tail.localfs import default_opener
+from acceptmon.sources.tail.stream import default_opener
 
 WAIT = 5.0
 
@@ -309,38 +309,3 @@ def test_restore_ignores_garbage(tmp_path: Path) -> None:
     src = make(log)
     src.restore({"version": 1, "files": {str(log): {"streams": [{"identity": 3}], "done": "x"}}})
     assert drain(src) == ["a"]
-
-
-def test_copy_that_ended_before_our_offset_is_not_read_again(tmp_path: Path) -> None:
-    """copytruncate under a running writer, both files under the 1 KiB fingerprint:
-    what we read past the copy's end is in no file, and the copy holds nothing new."""
-    log, copy = tmp_path / "x.log", tmp_path / "x.log.1"
-    clock = ManualClock()
-    log.write_text("a1\n")
-    src = make(log, clock)
-    assert drain(src) == ["a1"]
-    shutil.copy(log, copy)  # logrotate copied ...
-    write(log, "a2\n")  # ... the writer went on ...
-    assert drain(src) == ["a2"]
-    os.truncate(log, 0)  # ... and logrotate truncated
-    write(log, "b1\n")
-    got = drain(src)
-    clock.advance(WAIT)
-    assert got + drain(src) == ["b1"]
-
-
-def test_copy_shorter_than_the_fingerprint_still_finishes_what_we_had_not_read(tmp_path: Path) -> None:
-    log, copy = tmp_path / "x.log", tmp_path / "x.log.1"
-    clock = ManualClock()
-    log.write_text("a1\n")
-    src = make(log, clock, read_size=3, poll_bytes=3)
-    assert [line for c in src.poll() for line in c.lines] == ["a1"]
-    write(log, "a2\na3\n")
-    assert [line for c in src.poll() for line in c.lines] == ["a2"]  # the fingerprint covers a3 too
-    copy.write_text("a1\na2\na")  # copytruncate copied half a write; the rest of a3 is in no file
-    os.truncate(log, 0)
-    write(log, "b1\n")
-    polled = [c for _ in range(10) for c in src.poll()]  # tiny budgets: a poll may hand out nothing
-    clock.advance(WAIT)
-    polled += [c for _ in range(10) for c in src.poll()]
-    assert [line for c in polled for line in c.lines] == ["b1", "a"]

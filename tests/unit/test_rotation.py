@@ -3,24 +3,22 @@ from __future__ import annotations
 import pytest
 
 from acceptmon.sources.rotation import FileState, classify, fingerprint, is_compressed, is_rotated_name
-from acceptmon.sources.tail.fs import DevInode
 
-A, B = DevInode(1, 1), DevInode(1, 2)
 FP_A, FP_B = fingerprint(b"a" * 10), fingerprint(b"b" * 10)
-BEFORE = FileState(A, 100, FP_A, 10)
+BEFORE = FileState("1:1", 100, FP_A, 10)
 
 
 @pytest.mark.parametrize(
     ("now", "offset", "want"),
     [
         (None, 100, "gone"),
-        (FileState(B, 100, FP_B, 10), 100, "rotated"),
-        (FileState(A, 10, FP_A, 10), 100, "truncated"),
-        (FileState(A, 90, FP_A, 10), 50, "truncated"),  # shrank below what we saw, not below offset
-        (FileState(A, 500, FP_B, 10), 100, "replaced"),  # copytruncate, regrown before we looked
-        (FileState(A, 150, FP_A, 10), 100, "grown"),
-        (FileState(A, 100, FP_A, 10), 100, "unchanged"),
-        (FileState(A, 150, FP_B, 20), 100, "grown"),  # fingerprints over other lengths: not compared
+        (FileState("1:2", 100, FP_B, 10), 100, "rotated"),
+        (FileState("1:1", 10, FP_A, 10), 100, "truncated"),
+        (FileState("1:1", 90, FP_A, 10), 50, "truncated"),  # shrank below what we saw, not below offset
+        (FileState("1:1", 500, FP_B, 10), 100, "replaced"),  # copytruncate, regrown before we looked
+        (FileState("1:1", 150, FP_A, 10), 100, "grown"),
+        (FileState("1:1", 100, FP_A, 10), 100, "unchanged"),
+        (FileState("1:1", 150, FP_B, 20), 100, "grown"),  # fingerprints over other lengths: not compared
     ],
 )
 def test_classify(now: FileState | None, offset: int, want: str) -> None:
@@ -28,8 +26,8 @@ def test_classify(now: FileState | None, offset: int, want: str) -> None:
 
 
 def test_without_identity_a_new_fingerprint_means_rotated() -> None:
-    before = FileState(None, 100, FP_A, 10)
-    assert classify(before, FileState(None, 200, FP_B, 10), 100) == "rotated"
+    before = FileState("", 100, FP_A, 10)
+    assert classify(before, FileState("", 200, FP_B, 10), 100) == "rotated"
 
 
 @pytest.mark.parametrize(

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from acceptmon.sources.ssh.names import glob_matches, siblings_oldest_first
-from acceptmon.sources.tail.fs import DirEntry, Stat
-
-
-def entry(name: str, size: int, mtime: int) -> DirEntry:
-    return DirEntry(name, Stat(size, mtime * 1_000_000_000))
+from acceptmon.sources.ssh.names import Entry, glob_matches, siblings_oldest_first
 
 
 def test_siblings_oldest_first_with_same_second_mtimes() -> None:
     entries = [
-        entry("app.log", 10, 200),
-        entry("app.log.1", 10, 150),
-        entry("app.log.2", 10, 150),
-        entry("app.log.10", 10, 150),
-        entry("app.log.3.gz", 10, 100),
-        entry("other.log.1", 10, 100),
+        Entry("app.log", 10, 200),
+        Entry("app.log.1", 10, 150),
+        Entry("app.log.2", 10, 150),
+        Entry("app.log.10", 10, 150),
+        Entry("app.log.3.gz", 10, 100),
+        Entry("other.log.1", 10, 100),
     ]
     names = [e.name for e in siblings_oldest_first("app.log", entries)]
     assert names == ["app.log.10", "app.log.2", "app.log.1"]
@@ -25,9 +20,9 @@ def test_siblings_oldest_first_with_same_second_mtimes() -> None:
 
 def test_date_suffixes_sort_by_mtime_then_name() -> None:
     entries = [
-        entry("app.log-20250602", 1, 50),
-        entry("app.log-20250601", 1, 50),
-        entry("app.log-20250530", 1, 10),
+        Entry("app.log-20250602", 1, 50),
+        Entry("app.log-20250601", 1, 50),
+        Entry("app.log-20250530", 1, 10),
     ]
     names = [e.name for e in siblings_oldest_first("app.log", entries)]
     assert names == ["app.log-20250530", "app.log-20250601", "app.log-20250602"]

@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from acceptmon.clock import ManualClock
-from acceptmon.sources.rotation import fingerprint
 from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh.options import SSHSettings
-from tests.support.fakefs import FakeFS
-from tests.unit.test_ssh_follow import LOG
+from tests.unit.test_ssh_follow import LOG, FakeFS
 
 
 class FakeWorker:
@@ -106,32 +104,3 @@ def test_glob_adds_new_files_and_drops_vanished_idle_ones() -> None:
     clock.advance(2)
     drive(src, fs, clock)
     assert src.health().open_files == 1
-
-
-def test_rotated_files_present_before_the_first_line_stay_history_across_a_restart() -> None:
-    fs = FakeFS()
-    fs.append(f"{LOG}.1", "history")
-    src, _, clock = make()
-    assert drive(src, fs, clock) == []
-    state = src.checkpoint()
-    assert state["known"] == {LOG: [[fingerprint(b"history\n"), 8]]}
-    fs.append(LOG, "new")
-    fs.rename(f"{LOG}.1", f"{LOG}.2")
-    fs.rename(LOG, f"{LOG}.1")
-    again, _, clock2 = make()
-    again.restore(state)
-    assert drive(again, fs, clock2) == ["new"]
-    assert "known" not in again.checkpoint()
-
-
-def test_checkpoint_without_a_version_from_before_versions_still_resumes() -> None:
-    fs = FakeFS()
-    fs.append(LOG, "a", "b")
-    src, _, clock = make()
-    assert drive(src, fs, clock) == ["a", "b"]
-    state = src.checkpoint()
-    assert state.pop("version") == 1
-    fs.append(LOG, "c")
-    again, _, clock2 = make()
-    again.restore(state)
-    assert drive(again, fs, clock2) == ["c"]

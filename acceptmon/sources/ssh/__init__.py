@@ -9,7 +9,6 @@ bounded buffer, so it never blocks, whatever the network does.
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
 import threading
 from collections import OrderedDict
@@ -19,17 +18,16 @@ from typing import Any
 from acceptmon.clock import Clock, SystemClock
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.base import SourceHealth
-from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.ssh.buffer import ChunkBuffer
 from acceptmon.sources.ssh.connect import Connection, error_kind
 from acceptmon.sources.ssh.fetch import Candidates, RemoteFiles
-from acceptmon.sources.ssh.follow import Cursor, Follower, Known
+from acceptmon.sources.ssh.follow import Cursor, Follower
+from acceptmon.sources.ssh.health import HealthTracker
 from acceptmon.sources.ssh.names import glob_matches
 from acceptmon.sources.ssh.options import SSHSettings, resolve
 from acceptmon.sources.ssh.sftpfs import SFTPFS
 from acceptmon.sources.ssh.url import parse_ssh_url
 from acceptmon.sources.ssh.worker import DEFAULT_POOL, HostPool, HostWorker
-from acceptmon.sources.tail.checkpoint import Entry, document, files_of
 
 #: Fingerprints remembered for files whose chunks may still be committed.
 _FP_MEMORY = 64
@@ -57,13 +55,10 @@ class SSHSource:
         self._pool = pool or DEFAULT_POOL
         self._clock = clock or SystemClock()
         self._buffer = ChunkBuffer(self.settings.buffer_bytes)
-        self._health = SourceEvents(name, remote=True)
+        self._health = HealthTracker(name)
         self._lock = threading.Lock()
-        #: The file each handed-out identity names, as it was when last emitted from.
-        self._fps: OrderedDict[str, Cursor] = OrderedDict()
-        self._state: dict[str, Entry] = {}
-        #: Per path with nothing committed yet: rotated files that were there before it (not ours).
-        self._known: dict[str, Known] = {}
+        self._fps: OrderedDict[str, tuple[str, int, str]] = OrderedDict()
+        self._state: dict[str, dict[str, Any]] = {}
         self._followers: dict[str, Follower] = {}
         self._next_glob = 0.0
         self._worker: HostWorker | None = None
@@ -91,30 +86,34 @@ class SSHSource:
             known = self._fps.get(chunk.end.identity)
             if known is None:
                 return
-            self._state[chunk.path] = known.entry(chunk.end.offset, chunk.lineno + len(chunk.lines))
-            self._known.pop(chunk.path, None)
+            fp, fp_len, where = known
+            self._state[chunk.path] = {
+                "identity": chunk.end.identity,
+                "offset": chunk.end.offset,
+                "lineno": chunk.lineno + len(chunk.lines),
+                "fingerprint": fp,
+                "fp_len": fp_len,
+                "real": where,
+            }
 
     def checkpoint(self) -> dict[str, Any]:
         with self._lock:
-            files = {p: e.to_json() for p, e in self._state.items()}
-            known = {p: [list(k) for k in heads] for p, heads in self._known.items() if p not in self._state}
-            return document(files, url=self.target.url(), **({"known": known} if known else {}))
+            return {"url": self.target.url(), "files": {p: dict(e) for p, e in self._state.items()}}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Resume from ``checkpoint()`` output; call before the first ``poll()``."""
-        files = files_of(state, unversioned_ok=True) or {}
-        entries = {p: Entry.from_json(raw) for p, raw in files.items()}
+        files = state.get("files", {})
         with self._lock:
-            self._state = {p: e for p, e in entries.items() if e is not None}
-            self._known = _known_of(state.get("known"))
-            for follower in self._followers.values():
-                self._resume(follower)
+            self._state = {p: dict(e) for p, e in files.items()}
+            for path, follower in self._followers.items():
+                if path in self._state:
+                    follower.restore(self._state[path])
 
     def health(self) -> SourceHealth:
         with self._lock:
             followers = list(self._followers.values())
         lag, overlong = sum(f.lag for f in followers), sum(f.overlong for f in followers)
-        return self._health.snapshot(up=True, lag=lag, open_files=len(followers), overlong_open=overlong)
+        return self._health.snapshot(lag, len(followers), overlong)
 
     def close(self) -> None:
         self._closed = True
@@ -141,18 +140,18 @@ class SSHSource:
             try:
                 more = follower.step(fs) or more
             except (FileNotFoundError, PermissionError) as exc:
-                self._health.problem(follower.path, error_kind(exc), f"{follower.path}: {exc.strerror}")
+                self._health.file_problem(follower.path, error_kind(exc), f"{follower.path}: {exc.strerror}")
                 continue
             except Exception as exc:
                 if not alive():
                     raise
-                self._health.problem(follower.path, "io", f"{follower.path}: {type(exc).__name__} {exc}")
+                self._health.file_problem(follower.path, "io", f"{follower.path}: {type(exc).__name__} {exc}")
                 continue
-            self._health.ok(follower.path)
+            self._health.file_ok(follower.path)
         return more
 
     def host_state(self, up: bool, kind: str, message: str) -> None:
-        self._health.transport(up, kind, message)
+        self._health.host(up, kind, message)
 
     def reconnected(self) -> None:
         for follower in self._followers.values():
@@ -165,42 +164,27 @@ class SSHSource:
 
     def emit(self, path: str, lines: list[str], lineno: int, end: Position, cursor: Cursor) -> None:
         with self._lock:
-            self._fps[end.identity] = dataclasses.replace(cursor)
+            self._fps[end.identity] = (cursor.fp, cursor.fp_len, cursor.where)
             self._fps.move_to_end(end.identity)
             while len(self._fps) > _FP_MEMORY:
                 self._fps.popitem(last=False)
-        self._health.read(sum(map(len, lines)) + len(lines))
+        self._health.bytes_read += sum(map(len, lines)) + len(lines)
         if self._conn is not None:
             self.remote_files.fetch_drafts(self._conn, lines)
         source = f"{self.name}:{posixpath.basename(path)}" if self.target.is_glob else self.name
         self._buffer.put(Chunk(source, tuple(lines), lineno, end, path))
 
     def note(self, event: str, detail: str) -> None:
-        if event == "rotation":
-            self._health.rotation(detail)
-        elif event == "truncation":
-            self._health.truncation(detail)
-        else:
-            self._health.lost(detail)
-
-    def known(self, path: str, heads: Known) -> None:
-        with self._lock:
-            self._known[path] = heads
+        self._health.note(event, detail)
 
     # -- files -----------------------------------------------------------------------------
-
-    def _resume(self, follower: Follower) -> None:
-        entry = self._state.get(follower.path)
-        if entry is not None:
-            follower.restore(entry)
-        elif follower.path in self._known:
-            follower.known = self._known[follower.path]
 
     def _add(self, path: str) -> None:
         s = self.settings
         follower = Follower(path, self, self._clock, settle=s.settle, step_bytes=s.step_bytes)
         with self._lock:
-            self._resume(follower)
+            if path in self._state:
+                follower.restore(self._state[path])
             self._followers[path] = follower
 
     def _expand(self, fs: SFTPFS) -> None:
@@ -210,9 +194,9 @@ class SSHSource:
         try:
             names = [e.name for e in fs.listdir(directory)]
         except (FileNotFoundError, PermissionError) as exc:
-            self._health.problem(self.target.path, error_kind(exc), f"{directory}: {exc.strerror}")
+            self._health.file_problem(self.target.path, error_kind(exc), f"{directory}: {exc.strerror}")
             return
-        self._health.ok(self.target.path)
+        self._health.file_ok(self.target.path)
         matches = {posixpath.join(directory, n) for n in glob_matches(pattern, names)}
         for path in sorted(matches - self._followers.keys()):
             self._add(path)
@@ -221,18 +205,4 @@ class SSHSource:
                 with self._lock:
                     del self._followers[path]
                     self._state.pop(path, None)
-                    self._known.pop(path, None)
                 self._health.forget(path)
-
-
-def _known_of(raw: Any) -> dict[str, Known]:
-    """A checkpoint's ``known`` heads per path; what is malformed is left out."""
-    out: dict[str, Known] = {}
-    for path, heads in (raw if isinstance(raw, dict) else {}).items():
-        if isinstance(heads, list) and all(_is_head(h) for h in heads):
-            out[str(path)] = tuple((h[0], h[1]) for h in heads)
-    return out
-
-
-def _is_head(h: Any) -> bool:
-    return isinstance(h, list) and len(h) == 2 and isinstance(h[0], str) and type(h[1]) is int and h[1] > 0

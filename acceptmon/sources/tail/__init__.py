@@ -1,5 +1,1 @@
-"""Following one path across rotation and copytruncate, resumed exactly from a checkpoint.
-
-The follower reads through a ``fs.FileSystem`` with inodes: ``localfs`` in production,
-an in-memory one in tests. SFTP (no inodes) still has its own follower in ``ssh/follow.py``.
-"""
+"""Following one local path across rotation and copytruncate, resumed exactly from a checkpoint."""

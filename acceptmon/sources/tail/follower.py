@@ -9,14 +9,13 @@ seconds (a writer may still finish a line into it), then it is closed.
 from __future__ import annotations
 
 import logging
-import posixpath
+import os
+import stat
 from collections.abc import Iterator
 from typing import Any
 
-from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
-from acceptmon.sources.tail.context import FollowConfig
-from acceptmon.sources.tail.fs import DevInode, Handle, Stat
+from acceptmon.sources.tail.context import FollowConfig, SourceStats
 from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content
 from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
 
@@ -33,11 +32,11 @@ class PathFollower:
     """
 
     def __init__(
-        self, path: str, cfg: FollowConfig, events: SourceEvents, *, start_at_end: bool = False
+        self, path: str, cfg: FollowConfig, stats: SourceStats, *, start_at_end: bool = False
     ) -> None:
         self.path = path
         self.cfg = cfg
-        self.events = events
+        self.stats = stats
         self.current: FileStream | None = None
         self.detached: list[FileStream] = []
         self.retired: list[FileStream] = []
@@ -64,14 +63,14 @@ class PathFollower:
         if not self.matched:
             return
         try:
-            st = self.cfg.fs.stat(self.path)
+            st = os.stat(self.path)
         except FileNotFoundError:
             self._missing()
             return
         except OSError as e:
             self.fail("permission_denied" if isinstance(e, PermissionError) else "stat_error", e)
             return
-        if not st.regular:
+        if not stat.S_ISREG(st.st_mode):
             self._set_status("not_a_file", "not a regular file")
             return
         if self.current is None:
@@ -85,33 +84,33 @@ class PathFollower:
         if self.current is not None:
             self._detach("gone from its path")
         try:
-            dir_mtime = self.cfg.fs.stat(posixpath.dirname(self.path) or ".").mtime_ns
+            dir_mtime = os.stat(os.path.dirname(self.path) or ".").st_mtime_ns
         except OSError:
             return
         if dir_mtime != self._dir_mtime:
             self.catch_up()
         self._dir_mtime = dir_mtime
 
-    def _compare(self, cur: FileStream, st: Stat) -> None:
+    def _compare(self, cur: FileStream, st: os.stat_result) -> None:
         ident = identity_of(st)
-        if ident == cur.identity and (st.size, st.mtime_ns) == (cur.size, cur.mtime_ns):
+        if ident == cur.identity and (st.st_size, st.st_mtime_ns) == (cur.size, cur.mtime_ns):
             return
-        now = FileState(ident, st.size)
+        now = FileState(ident, st.st_size)
         if ident == cur.identity and cur.fp_len:
-            assert cur.handle is not None
-            fp = prefix_fingerprint(cur.handle, cur.fp_len)
-            now = FileState(ident, st.size, fp or "short", cur.fp_len)
+            assert cur.fd is not None
+            fp = prefix_fingerprint(cur.fd, cur.fp_len)
+            now = FileState(ident, st.st_size, fp or "short", cur.fp_len)
         change = classify(cur.state(), now, cur.read_pos)
         if change == "rotated":
-            self.events.rotation(f"{self.path} rotated")
+            self.stats.rotations += 1
             self._detach("rotated")
             self._open_current()
         elif change in ("truncated", "replaced"):
             copied = self._follow_copy(cur, change)
             if change == "truncated" or copied:
-                self.events.truncation(f"{self.path} {change}")
+                self.stats.truncations += 1
             else:
-                self.events.rotation(f"{self.path} {change}")
+                self.stats.rotations += 1
             self._open_current()
         else:
             if not cur.fp_len:
@@ -139,28 +138,27 @@ class PathFollower:
             s.fp,
             s.fp_len,
             min_size=s.read_pos,
-            fs=self.cfg.fs,
+            opener=self.cfg.opener,
             exclude=frozenset([s.identity]),
-            head=s.head,
         )
         if found is None:
-            if not self.read_past_copy(s.real, s.identity, s.fp, s.fp_len, s.head):
+            if not self.read_past_copy(s.real, s.identity, s.fp, s.fp_len):
                 log.warning("%s: %s %s; no copy of the old content found", self.cfg.source, self.path, change)
             return False
         s.move_to(found[0])
         log.info("%s: %s %s; finishing the old content from %s", self.cfg.source, self.path, change, found[1])
         return True
 
-    def read_past_copy(self, real: str, identity: DevInode, fp: str, fp_len: int, head: bytes = b"") -> bool:
+    def read_past_copy(self, real: str, identity: str, fp: str, fp_len: int) -> bool:
         """Whether this content's copy ends before where we read to: then the copy is done.
 
         Lines written between copytruncate's copy and its truncate are in no
         file afterwards; if we read some, the copy holds nothing new for us.
         """
-        copy = copy_identity(real, identity, fp, fp_len, fs=self.cfg.fs, head=head) if fp_len else None
+        copy = copy_identity(real, identity, fp, fp_len, opener=self.cfg.opener) if fp_len else None
         if copy is None:
             return False
-        self.done.add(*copy)
+        self.done.add(copy, fp, fp_len)
         log.info(
             "%s: %s: read past the end of the copy of %s; nothing left to read",
             self.cfg.source,
@@ -177,7 +175,7 @@ class PathFollower:
         self.detached.append(cur)
         # Bound open files: beyond the cap, close files already read to their
         # end early (a late write to them is lost); never one with unread data.
-        for s in [s for s in self.detached if s.handle is not None and s.handle.size() <= s.read_pos]:
+        for s in [s for s in self.detached if s.fd is not None and os.fstat(s.fd).st_size <= s.read_pos]:
             if len(self.detached) <= self.cfg.max_detached:
                 break
             self.detached.remove(s)
@@ -185,24 +183,24 @@ class PathFollower:
 
     def retire(self, s: FileStream) -> None:
         s.close()
-        self.events.overlong(s.splitter.overlong)
+        self.stats.overlong += s.splitter.overlong
         s.splitter.overlong = 0
         self.retired.append(s)
         self.prune()
 
     def catch_up(self) -> None:
         """Queue whole rotated files nobody has read (several rotations at once, or while down)."""
-        real = self.cfg.fs.realpath(self.path)
+        real = os.path.realpath(self.path)
         if not self.registered:
             self.registered = True
-            self.done.register_existing(real, self.cfg.fs)
+            self.done.register_existing(real, self.cfg.opener)
             return
         for s in self.streams():
-            if s.handle is not None and s.fp_len < FINGERPRINT_BYTES:
+            if s.fd is not None and s.fp_len < FINGERPRINT_BYTES:
                 s.refresh_fingerprint()  # a short fingerprint would mistake a new file for a copy
         now = self.cfg.clock.monotonic()
-        for h, path, mtime_ns in self.done.unseen(real, self.streams(), self.cfg.fs):
-            new = FileStream(h, real, max_line=self.cfg.max_line)
+        for fd, path, mtime_ns in self.done.unseen(real, self.streams(), self.cfg.opener):
+            new = FileStream(fd, real, max_line=self.cfg.max_line)
             new.idle_since = now
             self.detached.insert(self._slot(mtime_ns), new)
             log.info("%s: %s: reading %s, rotated before we saw it", self.cfg.source, self.path, path)
@@ -214,7 +212,7 @@ class PathFollower:
         file we have read nothing of that was written later.
         """
         for i, s in enumerate(self.detached):
-            if s.read_pos == 0 and s.handle is not None and s.handle.stat().mtime_ns > mtime_ns:
+            if s.read_pos == 0 and s.fd is not None and os.fstat(s.fd).st_mtime_ns > mtime_ns:
                 return i
         return len(self.detached)
 
@@ -227,7 +225,7 @@ class PathFollower:
 
     def _open_path(self) -> None:
         try:
-            h = self.cfg.fs.open(self.path)
+            fd = self.cfg.opener(self.path)
         except FileNotFoundError:
             self._set_status("missing", "no such file")
             return
@@ -237,16 +235,16 @@ class PathFollower:
         except OSError as e:
             self.fail("open_error", e)
             return
-        self.adopt(h)
+        self.adopt(fd)
 
-    def adopt(self, h: Handle, start: int = 0, lineno: int = 1) -> None:
-        """Make the file open at ``h`` (found at our path) the current one."""
+    def adopt(self, fd: int, start: int = 0, lineno: int = 1) -> None:
+        """Make the file open at ``fd`` (found at our path) the current one."""
         try:
-            s = FileStream(h, self.cfg.fs.realpath(self.path), start, lineno, max_line=self.cfg.max_line)
+            s = FileStream(fd, os.path.realpath(self.path), start, lineno, max_line=self.cfg.max_line)
             if self.start_at_end:
                 s.skip_to_end(self.cfg.read_size)
         except OSError as e:
-            h.close()
+            os.close(fd)
             self.fail("read_error", e)
             return
         self.start_at_end = False
@@ -256,17 +254,16 @@ class PathFollower:
     def leave(self) -> None:
         """The path no longer belongs to the source: finish what is open, open nothing new."""
         self.matched = False
-        self.events.forget(self.path)
         if self.current is not None:
             self._detach("no longer matches")
 
     def take_over(self, s: FileStream) -> None:
         """Continue ``s`` as this path's current file (it was renamed to this path)."""
-        s.real = self.cfg.fs.realpath(self.path)
+        s.real = os.path.realpath(self.path)
         self.current = s
         self._set_status("ok", "")
 
-    def take_detached(self, identity: DevInode) -> FileStream | None:
+    def take_detached(self, identity: str) -> FileStream | None:
         """Hand over a rotated-away file that reappeared under another followed name."""
         for s in self.detached:
             if s.identity == identity:
@@ -292,17 +289,16 @@ class PathFollower:
             s.close()
 
     def fail(self, kind: str, e: OSError) -> None:
-        """A problem with the path: the source's events count and log it once per episode."""
-        self.events.problem(self.path, kind, f"{kind.replace('_', ' ')}: {self.path}: {e.strerror or e}")
-        self.status = kind
+        message = f"{kind.replace('_', ' ')}: {self.path}: {e.strerror or e}"
+        if self.status != kind:
+            self.stats.error(kind, message)
+        self._set_status(kind, message)
 
     def _set_status(self, status: str, message: str) -> None:
-        """``ok``, or a state that is no error (missing, not a file)."""
         if status == self.status:
             return
         if status == "ok":
             log.info("%s: following %s", self.cfg.source, self.path)
-            self.events.ok(self.path)
         else:
-            self.events.down(self.path, status, f"{self.path}: {message}")
+            log.warning("%s: %s: %s", self.cfg.source, self.path, message or status)
         self.status = status

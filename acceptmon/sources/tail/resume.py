@@ -11,72 +11,94 @@ it, then the current file from its start.
 from __future__ import annotations
 
 import logging
+import os
+from dataclasses import dataclass
 from typing import Any
 
-from acceptmon.sources.tail.checkpoint import Entry
 from acceptmon.sources.tail.follower import PathFollower
-from acceptmon.sources.tail.fs import DevInode, Handle
 from acceptmon.sources.tail.siblings import DoneFiles, find_content
-from acceptmon.sources.tail.stream import FileStream, prefix_fingerprint
+from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
 
 log = logging.getLogger("acceptmon.sources")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    identity: str
+    offset: int
+    lineno: int
+    fingerprint: str
+    fp_len: int
+    real: str
+    mtime_ns: int
+
+
+def parse_entry(raw: Any) -> Entry | None:
+    """A checkpoint entry, or None if it is malformed (never fatal)."""
+    try:
+        e = Entry(
+            str(raw["identity"]),
+            int(raw["offset"]),
+            int(raw["lineno"]),
+            str(raw["fingerprint"]),
+            int(raw["fp_len"]),
+            str(raw["real"]),
+            int(raw.get("mtime_ns", 0)),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return e if e.offset >= 0 and e.lineno >= 1 and e.fp_len >= 0 else None
 
 
 def resume(f: PathFollower, state: dict[str, Any]) -> None:
     """Rebuild ``f``'s streams from its checkpoint state (entries oldest first)."""
     raw = state.get("streams")
-    parsed = map(Entry.from_json, raw if isinstance(raw, list) else [])
-    entries = [e for e in parsed if e is not None and isinstance(e.identity, DevInode)]
+    entries = [e for e in map(parse_entry, raw if isinstance(raw, list) else []) if e is not None]
     f.done = DoneFiles.from_json(state.get("done"))
     f.registered = True
-    h = _open_quietly(f)
+    fd = _open_quietly(f)
     now = f.cfg.clock.monotonic()
     for e in entries:
-        if h is not None and f.current is None and _is_at_path(e, h):
-            f.adopt(h, e.offset, e.lineno)
+        if fd is not None and f.current is None and _is_at_path(e, fd):
+            f.adopt(fd, e.offset, e.lineno)
             if not e.fp_len:
                 f.catch_up()  # empty then: a copytruncate since leaves no trace in it
-            h = None
+            fd = None
             continue
         s = _locate(f, e)
-        if s is None and f.read_past_copy(e.real, _dev_inode(e), e.fingerprint, e.fp_len):
+        if s is None and f.read_past_copy(e.real, e.identity, e.fingerprint, e.fp_len):
             continue
         if s is None:
             message = f"resume: lost the rest of {e.real} ({e.identity}) after offset {e.offset}"
-            f.events.error("resume_lost", message)
+            log.warning("%s: %s", f.cfg.source, message)
+            f.stats.error("resume_lost", message)
             continue
         s.idle_since = now
         f.detached.append(s)
-    if h is not None:
+    if fd is not None:
         # Adopt first so that a copy of this file's content (copytruncate
         # between copy and truncate) is known as its copy, not read twice.
-        f.adopt(h)
+        f.adopt(fd)
         f.catch_up()
 
 
-def _open_quietly(f: PathFollower) -> Handle | None:
+def _open_quietly(f: PathFollower) -> int | None:
     try:
-        return f.cfg.fs.open(f.path)
+        return f.cfg.opener(f.path)
     except OSError:
         return None  # the first look reports it
 
 
-def _is_at_path(e: Entry, h: Handle) -> bool:
-    st = h.stat()
-    if st.identity != e.identity or st.size < e.offset:
+def _is_at_path(e: Entry, fd: int) -> bool:
+    st = os.fstat(fd)
+    if identity_of(st) != e.identity or st.st_size < e.offset:
         return False
-    return not e.fp_len or prefix_fingerprint(h, e.fp_len) == e.fingerprint
+    return not e.fp_len or prefix_fingerprint(fd, e.fp_len) == e.fingerprint
 
 
 def _locate(f: PathFollower, e: Entry) -> FileStream | None:
-    assert isinstance(e.identity, DevInode)
-    hit = find_content(e.real, e.identity, e.fingerprint, e.fp_len, min_size=e.offset, fs=f.cfg.fs)
+    hit = find_content(e.real, e.identity, e.fingerprint, e.fp_len, min_size=e.offset, opener=f.cfg.opener)
     if hit is None:
         return None
     log.info("%s: resuming %s in %s at offset %d", f.cfg.source, f.path, hit[1], e.offset)
     return FileStream(hit[0], e.real, e.offset, e.lineno, max_line=f.cfg.max_line)
-
-
-def _dev_inode(e: Entry) -> DevInode:
-    assert isinstance(e.identity, DevInode)  # resume keeps only local entries
-    return e.identity

@@ -8,94 +8,79 @@ were not looking (agent down, or several rotations between two polls).
 
 from __future__ import annotations
 
-import posixpath
+import os
+import stat
 from collections.abc import Iterable
 from typing import Any
 
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, fingerprint, is_rotated_name
-from acceptmon.sources.tail.fs import DevInode, FileSystem, Handle, Stat, parse_file_id
-from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
+from acceptmon.sources.tail.stream import FileStream, Opener, identity_of, prefix_fingerprint
 
 
-def rotated_siblings(fs: FileSystem, real: str) -> list[tuple[str, Stat]]:
+def rotated_siblings(real: str) -> list[tuple[str, os.stat_result]]:
     """Regular, uncompressed files next to ``real`` named like its rotations, oldest first."""
-    directory, base = posixpath.split(real)
+    directory, base = os.path.split(real)
     try:
-        entries = fs.listdir(directory or ".")
+        names = os.listdir(directory or ".")
     except OSError:
         return []
-    found = [
-        (posixpath.join(directory, e.name), e.stat)
-        for e in entries
-        if e.stat.identity is not None and is_rotated_name(base, e.name)
-    ]
-    return sorted(found, key=lambda f: (f[1].mtime_ns, f[0]))
+    found = []
+    for name in names:
+        if not is_rotated_name(base, name):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append((path, st))
+    return sorted(found, key=lambda f: (f[1].st_mtime_ns, f[0]))
 
 
 def find_content(
     real: str,
-    identity: DevInode,
+    identity: str,
     fp: str,
     fp_len: int,
     *,
     min_size: int,
-    fs: FileSystem,
-    exclude: frozenset[DevInode] = frozenset(),
-    head: bytes = b"",
-) -> tuple[Handle, str] | None:
+    opener: Opener,
+    exclude: frozenset[str] = frozenset(),
+) -> tuple[int, str] | None:
     """Open the sibling holding this content: same identity first, then same fingerprint.
 
     A candidate must be at least ``min_size`` long and start with the bytes
-    hashed in ``fp`` (or, shorter than them, be the start of ``head``, the
-    bytes hashed, where known); with no fingerprint only the identity can
-    match. Returns (handle, path) or None.
+    hashed in ``fp``; with no fingerprint only the identity can match.
+    Returns (fd, path) or None.
     """
     candidates = [
         (path, st)
-        for path, st in rotated_siblings(fs, real)
-        if st.size >= min_size and identity_of(st) not in exclude
+        for path, st in rotated_siblings(real)
+        if st.st_size >= min_size and identity_of(st) not in exclude
     ]
     candidates.sort(key=lambda c: identity_of(c[1]) != identity)
     for path, st in candidates:
         if not fp_len and identity_of(st) != identity:
             continue
-        h = _open(fs, path)
-        if h is None:
+        fd = _open(opener, path)
+        if fd is None:
             continue
-        if not fp_len or _starts_with(h, fp, fp_len) or _is_short_copy(h, st.size, head):
-            return h, path
-        h.close()
+        if not fp_len or _starts_with(fd, fp, fp_len):
+            return fd, path
+        os.close(fd)
     return None
 
 
-def copy_identity(
-    real: str, identity: DevInode, fp: str, fp_len: int, *, fs: FileSystem, head: bytes = b""
-) -> tuple[DevInode, str, int] | None:
-    """Another sibling that starts with this content, however long it is: its
-    identity and the fingerprint (and its length) that will know it as done."""
-    found = find_content(
-        real, identity, fp, fp_len, min_size=0, fs=fs, exclude=frozenset([identity]), head=head
-    )
+def copy_identity(real: str, identity: str, fp: str, fp_len: int, *, opener: Opener) -> str | None:
+    """Identity of another sibling that starts with the bytes hashed in ``fp``, however long it is."""
+    found = find_content(real, identity, fp, fp_len, min_size=0, opener=opener, exclude=frozenset([identity]))
     if found is None:
         return None
-    h = found[0]
     try:
-        st = h.stat()
-        short = st.size < fp_len
-        return identity_of(st), fingerprint(head[: st.size]) if short else fp, st.size if short else fp_len
+        return identity_of(os.fstat(found[0]))
     finally:
-        h.close()
-
-
-def _is_short_copy(h: Handle, size: int, head: bytes) -> bool:
-    """Whether this file, shorter than ``head``, is its start: a copy that ended early
-    (copytruncate copied only part of what the writer had written by the truncate)."""
-    if not 0 < size < len(head):
-        return False
-    try:
-        return h.read_at(0, size) == head[:size]
-    except OSError:
-        return False
+        os.close(found[0])
 
 
 class DoneFiles:
@@ -105,66 +90,58 @@ class DoneFiles:
     file that reuses a done file's inode is still read.
     """
 
-    def __init__(self, entries: dict[DevInode, tuple[str, int]] | None = None) -> None:
+    def __init__(self, entries: dict[str, tuple[str, int]] | None = None) -> None:
         self.entries = dict(entries or {})
 
-    def add(self, identity: DevInode, fp: str, fp_len: int) -> None:
+    def add(self, identity: str, fp: str, fp_len: int) -> None:
         self.entries[identity] = (fp, fp_len)
 
-    def register_existing(self, real: str, fs: FileSystem) -> None:
+    def register_existing(self, real: str, opener: Opener) -> None:
         """Everything already rotated when we start following a path is not ours to read."""
-        for path, st in rotated_siblings(fs, real):
-            h = _open(fs, path)
-            if h is not None:
-                try:
-                    data = h.read_at(0, FINGERPRINT_BYTES)
-                except OSError:
-                    continue
-                finally:
-                    h.close()
+        for path, st in rotated_siblings(real):
+            fd = _open(opener, path)
+            if fd is not None:
+                data = os.pread(fd, FINGERPRINT_BYTES, 0)
+                os.close(fd)
                 self.add(identity_of(st), *_fp(data))
 
-    def unseen(
-        self, real: str, streams: Iterable[FileStream], fs: FileSystem
-    ) -> list[tuple[Handle, str, int]]:
+    def unseen(self, real: str, streams: Iterable[FileStream], opener: Opener) -> list[tuple[int, str, int]]:
         """Open the siblings nobody has read: not followed, not done, not a copy of followed content.
 
-        Returns (handle, path, mtime_ns), oldest first.
+        Returns (fd, path, mtime_ns), oldest first.
         """
         followed = list(streams)
         known = {s.identity for s in followed}
-        present: set[DevInode] = set()
+        present: set[str] = set()
         out = []
-        for path, st in rotated_siblings(fs, real):
+        for path, st in rotated_siblings(real):
             identity = identity_of(st)
             present.add(identity)
-            h = None if identity in known else _open(fs, path)
-            if h is None:
+            fd = None if identity in known else _open(opener, path)
+            if fd is None:
                 continue
             done = self.entries.get(identity)
             if (
-                (done and _starts_with(h, *done))
-                or any(_starts_with(h, s.fp, s.fp_len) for s in followed)
-                or _copy_under_way(h, st.size, followed)
+                (done and _starts_with(fd, *done))
+                or any(_starts_with(fd, s.fp, s.fp_len) for s in followed)
+                or _copy_under_way(fd, st.st_size, followed)
             ):
-                h.close()
+                os.close(fd)
                 continue
-            out.append((h, path, st.mtime_ns))
+            out.append((fd, path, st.st_mtime_ns))
         self.entries = {k: v for k, v in self.entries.items() if k in present or k in known}
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {str(k): list(v) for k, v in self.entries.items()}
+        return {k: list(v) for k, v in self.entries.items()}
 
     @classmethod
     def from_json(cls, raw: Any) -> DoneFiles:
         done = cls()
         if isinstance(raw, dict):
             for k, v in raw.items():
-                identity = parse_file_id(str(k))
-                ok = isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int)
-                if ok and isinstance(identity, DevInode):
-                    done.add(identity, v[0], v[1])
+                if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int):
+                    done.add(str(k), v[0], v[1])
         return done
 
 
@@ -172,7 +149,7 @@ def _fp(data: bytes) -> tuple[str, int]:
     return (fingerprint(data), len(data)) if data else ("", 0)
 
 
-def _copy_under_way(h: Handle, size: int, followed: list[FileStream]) -> bool:
+def _copy_under_way(fd: int, size: int, followed: list[FileStream]) -> bool:
     """Whether this sibling may be a copy still being written: empty, or a prefix of followed content.
 
     copytruncate creates its copy empty and then fills it; taken for unread
@@ -182,31 +159,31 @@ def _copy_under_way(h: Handle, size: int, followed: list[FileStream]) -> bool:
     if size == 0:
         return True
     try:
-        head = h.read_at(0, min(size, FINGERPRINT_BYTES))
+        head = os.pread(fd, min(size, FINGERPRINT_BYTES), 0)
     except OSError:
         return False
     for s in followed:
-        if s.handle is None:
+        if s.fd is None:
             continue
         try:
-            if s.handle.read_at(0, len(head)) == head:
+            if os.pread(s.fd, len(head), 0) == head:
                 return True
         except OSError:
             continue
     return False
 
 
-def _starts_with(h: Handle, fp: str, fp_len: int) -> bool:
+def _starts_with(fd: int, fp: str, fp_len: int) -> bool:
     if not fp_len:
         return False
     try:
-        return prefix_fingerprint(h, fp_len) == fp
+        return prefix_fingerprint(fd, fp_len) == fp
     except OSError:
         return False
 
 
-def _open(fs: FileSystem, path: str) -> Handle | None:
+def _open(opener: Opener, path: str) -> int | None:
     try:
-        return fs.open(path)
+        return opener(path)
     except OSError:
         return None

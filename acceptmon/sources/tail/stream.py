@@ -1,31 +1,35 @@
 """One open local file turned into Chunks, with the positions a checkpoint needs.
 
 A stream outlives its path: it keeps reading a renamed or deleted file through
-its handle, and after copytruncate it moves to the copy (same bytes, new
+its descriptor, and after copytruncate it moves to the copy (same bytes, new
 inode) so the lines between our offset and the truncation are not lost.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from typing import Any
 
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.lines import MAX_LINE_BYTES, LineSplitter
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, fingerprint
-from acceptmon.sources.tail.checkpoint import Entry
-from acceptmon.sources.tail.fs import DevInode, Handle, Stat
+
+#: Opens a path read-only and returns a file descriptor (injectable for tests).
+Opener = Callable[[str], int]
 
 
-def identity_of(st: Stat) -> DevInode:
-    """The inode a file follower tells files apart by (its filesystem must have them)."""
-    if st.identity is None:
-        raise OSError("this filesystem has no inodes")
-    return st.identity
+def default_opener(path: str) -> int:
+    return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
 
 
-def prefix_fingerprint(h: Handle, length: int) -> str:
+def identity_of(st: os.stat_result) -> str:
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def prefix_fingerprint(fd: int, length: int) -> str:
     """Fingerprint of the first ``length`` bytes, or "" if the file is shorter."""
-    data = h.read_at(0, length) if length else b""
+    data = os.pread(fd, length, 0) if length else b""
     return fingerprint(data) if len(data) == length else ""
 
 
@@ -39,18 +43,16 @@ class FileStream:
     """
 
     def __init__(
-        self, handle: Handle, real: str, start: int = 0, lineno: int = 1, *, max_line: int = MAX_LINE_BYTES
+        self, fd: int, real: str, start: int = 0, lineno: int = 1, *, max_line: int = MAX_LINE_BYTES
     ) -> None:
-        st = handle.stat()
-        self.handle: Handle | None = handle
-        self.identity: DevInode = identity_of(st)
+        st = os.fstat(fd)
+        self.fd: int | None = fd
+        self.identity = identity_of(st)
         self.real = real
-        self.size = st.size
-        self.mtime_ns = st.mtime_ns
+        self.size = st.st_size
+        self.mtime_ns = st.st_mtime_ns
         self.fp = ""
         self.fp_len = 0
-        #: The ``fp_len`` bytes ``fp`` hashes: a copy shorter than them is known by them.
-        self.head = b""
         self.emitted = start
         self.lineno = lineno
         self.committed = start
@@ -71,22 +73,22 @@ class FileStream:
 
         Returns False if the leading bytes no longer match (content replaced).
         """
-        if self.handle is None:
+        if self.fd is None:
             return True
-        data = self.handle.read_at(0, FINGERPRINT_BYTES)
+        data = os.pread(self.fd, FINGERPRINT_BYTES, 0)
         if self.fp_len and (len(data) < self.fp_len or fingerprint(data[: self.fp_len]) != self.fp):
             return False
         if len(data) > self.fp_len:
-            self.fp, self.fp_len, self.head = fingerprint(data), len(data), data
+            self.fp, self.fp_len = fingerprint(data), len(data)
         return True
 
-    def look(self, st: Stat) -> None:
-        self.size, self.mtime_ns = st.size, st.mtime_ns
+    def look(self, st: os.stat_result) -> None:
+        self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
 
     def read(self, budget: int, source: str, path: str) -> tuple[Chunk | None, int]:
         """Read up to ``budget`` bytes; return a chunk of complete lines (if any) and bytes read."""
-        assert self.handle is not None
-        data = self.handle.read_at(self.read_pos, budget)
+        assert self.fd is not None
+        data = os.pread(self.fd, budget, self.read_pos)
         if not data:
             return None, 0
         nread = len(data)
@@ -114,52 +116,42 @@ class FileStream:
         self.lineno += len(lines) + skipped
         if not lines:
             return None
-        return Chunk(source, tuple(lines), first, Position(str(self.identity), self.emitted), path)
+        return Chunk(source, tuple(lines), first, Position(self.identity, self.emitted), path)
 
-    def move_to(self, handle: Handle) -> None:
+    def move_to(self, fd: int) -> None:
         """Continue in a byte-identical copy of this file (copytruncate)."""
         self.close()
-        self.handle = handle
-        st = handle.stat()
+        self.fd = fd
+        st = os.fstat(fd)
         self.identity = identity_of(st)
         self.look(st)
-        if st.size < self.fp_len:  # a copy that ended early: known by what it holds
-            self.head = self.head[: st.size]
-            self.fp, self.fp_len = fingerprint(self.head), len(self.head)
-
-    def give_up_handle(self) -> Handle:
-        """Hand the open file to another stream (this one is about to move to a copy)."""
-        assert self.handle is not None
-        handle, self.handle = self.handle, None
-        return handle
 
     def skip_to_end(self, window: int) -> None:
         """Start after the last complete line, counting the lines skipped so line numbers stay true."""
-        assert self.handle is not None
+        assert self.fd is not None
         end = self.size
-        tail = self.handle.read_at(end - min(window, end), min(window, end))
+        tail = os.pread(self.fd, min(window, end), end - min(window, end))
         cut = tail.rfind(b"\n")
         start = end - len(tail) + cut + 1 if cut >= 0 else end
         lines = 0
         for pos in range(0, start, window):
-            lines += self.handle.read_at(pos, min(window, start - pos)).count(b"\n")
+            lines += os.pread(self.fd, min(window, start - pos), pos).count(b"\n")
         self.emitted = self.committed = start
         self.lineno = self.committed_lineno = lines + 1
 
     def close(self) -> None:
-        if self.handle is not None:
-            self.handle.close()
-            self.handle = None
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
     def entry(self) -> dict[str, Any]:
         """Checkpoint entry: committed position plus what finds the file again."""
-        e = Entry(
-            self.identity,
-            self.committed,
-            self.committed_lineno,
-            self.fp,
-            self.fp_len,
-            self.real,
-            self.mtime_ns,
-        )
-        return e.to_json()
+        return {
+            "identity": self.identity,
+            "offset": self.committed,
+            "lineno": self.committed_lineno,
+            "fingerprint": self.fp,
+            "fp_len": self.fp_len,
+            "real": self.real,
+            "mtime_ns": self.mtime_ns,
+        }

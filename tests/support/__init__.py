@@ -1,1 +1,0 @@
-"""Fakes shared by unit tests (in-memory filesystems)."""
