@@ -45,8 +45,6 @@ from acceptmon.statedir import ensure_private_dir
 log = logging.getLogger("acceptmon.agent")
 
 CHECKPOINT_VERSION = checkpoint_schema.VERSION
-#: A poll that brings fewer lines than this, while caught up, read to the end (see ``Agent.step``).
-TRICKLE = 64
 
 
 class Agent:
@@ -239,15 +237,11 @@ class Agent:
 
     # -- the loop ------------------------------------------------------------------------
 
-    def step(self, budget: int = 64, seconds: float = 0.25, trickle: bool = False) -> int:
+    def step(self, budget: int = 64, seconds: float = 0.25) -> int:
         """Poll every source (at most ``budget`` polls, or ``seconds``, each); return lines processed.
 
         The time bound keeps a backlog from holding the loop: stop requests, periodic
-        checkpoints and reloads are looked at between steps. With ``trickle`` (the loop
-        is caught up and was woken for a line or two) a poll that brings fewer than
-        ``TRICKLE`` lines is taken to have read to the end: the source is not polled
-        again to find nothing. A write that raced the read wakes the loop again (or
-        the poll interval comes round), so this costs latency at worst, never a line.
+        checkpoints and reloads are looked at between steps.
         """
         total = 0
         self.backlog = False
@@ -260,7 +254,6 @@ class Agent:
                 chunks = source.poll()
                 if not chunks:
                     break
-                lines = 0
                 for chunk in chunks:
                     self.in_hand = True
                     with self.lock:
@@ -269,10 +262,7 @@ class Agent:
                         self._dirty = True
                     self.in_hand = False
                     self.last_progress = time.monotonic()
-                    lines += len(chunk.lines)
-                total += lines
-                if trickle and lines < TRICKLE:
-                    break
+                    total += len(chunk.lines)
             else:
                 self.backlog = True  # budget spent with data left: come back without waiting
             self._count_overlong(name, source)
@@ -300,7 +290,7 @@ class Agent:
         """Ingest until ``stop`` is set; ``reload`` asks for a config reload (SIGHUP)."""
         next_checkpoint = next_eval = 0.0
         while not stop.is_set():
-            self.step(trickle=not self.backlog)
+            self.step()
             now = time.monotonic()
             if self.watched.changed():
                 self._watched_changed()
