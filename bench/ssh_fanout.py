@@ -172,7 +172,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, json.loads(args.spec), args.seconds)))
         return
-    from tests.system.sshd import SSHServer, free_port
+    from tests.support.sshd import SSHServer, free_port
 
     with tempfile.TemporaryDirectory(prefix="ssh-fanout-") as tmp:
         hosts = tuple(f"127.0.0.{i + 1}" for i in range(args.hosts))

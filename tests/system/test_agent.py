@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from acceptmon.testing import synth
-from tests.fakes.slack_server import FakeSlack
-from tests.system.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.slack_server import FakeSlack
 
 NOW = datetime.now().replace(microsecond=0)
 

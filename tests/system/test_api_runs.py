@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from acceptmon.testing import synth
-from tests.system.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess, wait_for
 
 pytestmark = pytest.mark.system
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.system.tools import free_port, require_tool
+from tests.support.tools import free_port, require_tool
 
 pytestmark = pytest.mark.system
 

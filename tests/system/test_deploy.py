@@ -23,8 +23,8 @@ import yaml
 
 from acceptmon.testing import synth
 from tests.conftest import ROOT
-from tests.system.sshd import free_port, wait_for
-from tests.system.tools import require_tool
+from tests.support.sshd import free_port, wait_for
+from tests.support.tools import require_tool
 
 PROM_DIR = ROOT / "deploy" / "prometheus"
 RULES = PROM_DIR / "acceptmon.rules.yml"

@@ -15,7 +15,7 @@ import pytest
 
 from acceptmon.clock import ManualClock
 from acceptmon.sources.local import LocalSource
-from tests.system.tools import require_tool
+from tests.support.tools import require_tool
 
 pytestmark = pytest.mark.system
 

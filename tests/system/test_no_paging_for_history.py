@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from acceptmon.testing import synth
-from tests.fakes.slack_server import FakeSlack
-from tests.system.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.slack_server import FakeSlack
 
 DAYS_AGO = datetime.now().replace(microsecond=0) - timedelta(days=3)
 

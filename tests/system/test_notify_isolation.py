@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 from acceptmon.notify import NotifyWorker, build_notifier, parse_notify_config
-from tests.fakes.slack_server import FakeSlack
-from tests.unit.test_notify_slack import finding
+from tests.support.slack_server import FakeSlack
+from tests.unit.notify.test_slack import finding
 
 DEADLINE_S = 3.0
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, SAMPLES
-from tests.system.tools import require_tool
+from tests.support.tools import require_tool
 
 INPUTS = sorted(SAMPLES.glob("*.log")) + sorted((ROOT / "tests" / "golden").glob("*/input.log"))
 

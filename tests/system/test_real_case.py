@@ -28,7 +28,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from acceptmon.testing import synth
-from tests.system.sshd import free_port
+from tests.support.sshd import free_port
 
 pytestmark = pytest.mark.system
 T = TypeVar("T")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from acceptmon.testing import synth
-from tests.system.agentproc import AgentProcess, wait_for
-from tests.system.tools import free_port
+from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.tools import free_port
 
 NOW = datetime.now().replace(microsecond=0)
 

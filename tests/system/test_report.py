@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.system.tools import require_tool
+from tests.support.tools import require_tool
 
 pytestmark = pytest.mark.system
 

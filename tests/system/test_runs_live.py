@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from acceptmon.testing import synth
-from tests.system.tools import require_tool
+from tests.support.tools import require_tool
 
 pytestmark = pytest.mark.system
 

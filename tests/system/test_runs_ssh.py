@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from acceptmon.testing import synth
-from tests.system.sshd import SSHServer, sshd
+from tests.support.sshd import SSHServer, sshd
 
 pytestmark = pytest.mark.system
 __all__ = ["sshd"]  # fixture, imported for pytest

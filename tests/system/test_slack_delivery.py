@@ -27,7 +27,7 @@ from acceptmon.notify import Notifier, build_notifier, parse_notify_config, send
 from acceptmon.notify.secret import Secret
 from acceptmon.notify.selftest import sample_finding
 from acceptmon.notify.transport import HttpTransport
-from tests.fakes.slack_server import PERMANENT, FakeSlack
+from tests.support.slack_server import PERMANENT, FakeSlack
 
 pytestmark = pytest.mark.system
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,8 +21,8 @@ import pytest
 
 from acceptmon.sources.ssh.fetch import FETCH_DEADLINE
 from acceptmon.testing import synth
-from tests.system.agentproc import AgentProcess, wait_for
-from tests.system.sshd import SSHServer, sshd
+from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.sshd import SSHServer, sshd
 
 pytestmark = pytest.mark.system
 __all__ = ["sshd"]  # fixture, imported for pytest

@@ -15,8 +15,8 @@ import pytest
 
 from acceptmon import startup
 from acceptmon.testing import synth
-from tests.system.agentproc import AgentProcess, wait_for
-from tests.system.tools import free_port
+from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.tools import free_port
 
 BAD = """\
 listen: "127.0.0.1:99999"

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from acceptmon.testing import synth
-from tests.system.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess, wait_for
 
 
 def _log(path: Path, end: datetime, n: int = 40) -> None:

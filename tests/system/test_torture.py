@@ -36,8 +36,8 @@ from pathlib import Path
 import pytest
 
 from acceptmon.testing import synth
-from tests.system.agentproc import free_port
-from tests.system.tools import require_tool
+from tests.support.agentproc import free_port
+from tests.support.tools import require_tool
 from tests.system.torture_writer import accept_len, running
 
 pytestmark = pytest.mark.system

@@ -25,9 +25,9 @@ import pytest
 import yaml
 
 from acceptmon.testing import synth
-from tests.certs import Certs, make_certs
-from tests.system.agentproc import wait_for
-from tests.system.tools import free_port, require_tool
+from tests.support.agentproc import wait_for
+from tests.support.certs import Certs, make_certs
+from tests.support.tools import free_port, require_tool
 
 START = datetime.now().replace(microsecond=0) - timedelta(minutes=10)
 DECODES = 12

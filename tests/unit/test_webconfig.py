@@ -12,8 +12,8 @@ import yaml
 
 from acceptmon import settings as config_mod
 from acceptmon.webconfig import BasicAuth, WebConfigError, load_web_config
-from tests.certs import Certs, make_certs
 from tests.conftest import ROOT
+from tests.support.certs import Certs, make_certs
 
 HASH = bcrypt.hashpw(b"s3cret-pass", bcrypt.gensalt(4)).decode()
 

@@ -15,8 +15,8 @@ from acceptmon.model import ConfigDiff, Run, SpecSettings
 from acceptmon.notify import build_notifier, parse_notify_config
 from acceptmon.notify.config import NotifyConfigError
 from acceptmon.notify.notifier import Notifier
-from tests.fakes.grafana_server import FakeGrafana
-from tests.unit.test_notify_slack import finding
+from tests.support.grafana_server import FakeGrafana
+from tests.unit.notify.test_slack import finding
 
 RUN = Run(
     source="gpu-3:/var/log/sglang.log",

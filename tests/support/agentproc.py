@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.system.tools import free_port
+from tests.support.tools import free_port
 
 
 class AgentProcess:

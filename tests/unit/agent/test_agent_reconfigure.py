@@ -105,7 +105,7 @@ def _serves(port: int) -> bool:
 
 def test_same_port_on_another_host_address_is_rebound(agent: Agent, tmp_path: Path) -> None:
     from acceptmon.agent import daemon
-    from tests.system.tools import free_port
+    from tests.support.tools import free_port
 
     port = free_port()
     agent.config = settings(tmp_path, listen=f"127.0.0.1:{port}")
@@ -122,7 +122,7 @@ def test_same_port_on_another_host_address_is_rebound(agent: Agent, tmp_path: Pa
 
 def test_an_address_that_cannot_be_bound_keeps_the_old_server(agent: Agent, tmp_path: Path) -> None:
     from acceptmon.agent import daemon
-    from tests.system.tools import free_port
+    from tests.support.tools import free_port
 
     port = free_port()
     agent.config = settings(tmp_path, listen=f"127.0.0.1:{port}")

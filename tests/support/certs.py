@@ -6,7 +6,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.system.tools import require_tool
+from tests.support.tools import require_tool
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pytest
 
 from acceptmon.parse.llamacpp import parse
 
-SAMPLES = Path(__file__).resolve().parents[1] / "data" / "llamacpp" / "variants.log"
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "llamacpp" / "variants.log"
 
 
 def test_every_variant_parses_exactly() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from acceptmon.cli import main
 from acceptmon.dashboard import UID, bundled
-from tests.fakes.grafana_server import FakeGrafana
+from tests.support.grafana_server import FakeGrafana
 
 
 @pytest.fixture

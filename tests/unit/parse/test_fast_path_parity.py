@@ -118,7 +118,7 @@ def test_parity_on_generated_traffic_with_damage(tmp_path: Path) -> None:
 def test_parity_with_prompts_injected_through_request_logs(tmp_path: Path) -> None:
     """--log-requests dumps prompts into the log: both paths ignore markers inside them."""
     from bench.gen_log import generate
-    from tests.unit.test_hostile import CONTINUATION, INJECTIONS
+    from tests.unit.parse.test_hostile import CONTINUATION, INJECTIONS
 
     log = tmp_path / "g.log"
     generate(str(log), 5_000, seed=5)
@@ -140,7 +140,7 @@ def test_parity_when_chunks_cut_through_request_dumps(size: int) -> None:
     """A request dump's continuation may start in the next chunk: both paths carry its state."""
     from acceptmon.model import Chunk
     from acceptmon.testing.synth import decode_line, server_args_line
-    from tests.unit.test_hostile import CONTINUATION, INJECTIONS, T0
+    from tests.unit.parse.test_hostile import CONTINUATION, INJECTIONS, T0
 
     noise = "NCCL INFO Channel 00/04 : 0[0] -> 1[1] via P2P/IPC"
     good = [decode_line(T0, 2.0 + i / 10) for i in range(4)]

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from acceptmon.agent import Agent
 from acceptmon.settings import load
 from acceptmon.testing.synth import decode_line, prefill_line, server_args_line
-from tests.unit.test_hostile import SGL, VLLM, serve_all
+from tests.unit.parse.test_hostile import SGL, VLLM, serve_all
 
 T0 = datetime(2026, 1, 1)
 

@@ -12,7 +12,7 @@ import pytest
 from acceptmon.detect import COLLAPSED, DROP, FLOOR, STALLED, DetectConfig, Detector
 from acceptmon.detect.source import SourceState
 from acceptmon.model import ConfigDiff, Meta, Shutdown, SpecSample, SpecSettings
-from tests.unit.test_detect_support import LAYER_DIFF, LAYER_KEY, REVERT_DIFF, T0, Feed, make_run
+from tests.support.detect import LAYER_DIFF, LAYER_KEY, REVERT_DIFF, T0, Feed, make_run
 
 
 def test_eagle3_layer_change_fires_once_and_the_revert_resolves_it():

@@ -14,7 +14,7 @@ from acceptmon.notify.config import Links
 from acceptmon.notify.secret import Secret
 from acceptmon.notify.transport import HttpTransport, Response, classify, parse_retry_after
 from acceptmon.notify.webhook import build_webhook_payload
-from tests.unit.test_notify_slack import NOW, finding
+from tests.unit.notify.test_slack import NOW, finding
 
 
 def test_payload_is_strict_json_with_the_whole_story() -> None:

@@ -16,7 +16,7 @@ from acceptmon.notify.config import NotifyConfigError
 from acceptmon.notify.notifier import RENDERERS
 from acceptmon.notify.secret import Secret
 from acceptmon.notify.transport import Response
-from tests.unit.test_notify_slack import finding
+from tests.unit.notify.test_slack import finding
 
 SLACK = "https://hooks.slack.com/services/T0/B0/tOkEnSeCrEt123"
 HOOK = "https://hooks.example.org/acceptmon?token=aNoThErSeCrEt"

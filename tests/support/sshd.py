@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from acceptmon.sources.ssh.options import SSHSettings
-from tests.system.tools import free_port
+from tests.support.tools import free_port
 
 SSHD = "/usr/sbin/sshd"
 SSH_KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"

@@ -18,8 +18,8 @@ import pytest
 
 from acceptmon.agent.http import HttpServer, Limits, Routes
 from acceptmon.webconfig import TlsSettings, WebConfig
-from tests.certs import Certs, issue, make_certs
-from tests.system.agentproc import wait_for
+from tests.support.agentproc import wait_for
+from tests.support.certs import Certs, issue, make_certs
 
 HASH = bcrypt.hashpw(b"pw", bcrypt.gensalt(4)).decode()
 ROUTES: Routes = {

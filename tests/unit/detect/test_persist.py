@@ -15,7 +15,7 @@ from acceptmon.detect import COLLAPSED, DRIFT, DROP, FLOOR, STALLED, DetectConfi
 from acceptmon.detect.persist import decode_times, dump_finding, encode_times, load_finding
 from acceptmon.detect.series import Sliding
 from acceptmon.model import ConfigDiff, DecodeSample, Finding, Meta, Record, Run, SpecSample
-from tests.unit.test_detect_support import LAYER_DIFF, REVERT_DIFF, T0, Feed, make_run
+from tests.support.detect import LAYER_DIFF, REVERT_DIFF, T0, Feed, make_run
 
 
 def restarted(det: Detector, config: DetectConfig | None = None, current: tuple[Run, ...] = ()) -> Detector:

@@ -1,1 +1,0 @@
-"""In-process imitations of external services for system tests."""

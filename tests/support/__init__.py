@@ -1,0 +1,1 @@
+"""Test support shared by unit and system tests: fakes, fixtures, factories."""
