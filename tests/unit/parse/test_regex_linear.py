@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pytest
 
 from acceptmon import fastpath
-from acceptmon.parse import layouts, line, prefix, server_args, sglang, vllm
+from acceptmon.parse import layouts, line, llamacpp, prefix, server_args, sglang, vllm
 from acceptmon.testing.synth import decode_line
 
 N = 100_000
@@ -48,6 +48,8 @@ REGEXES: dict[str, tuple[re.Pattern[str], str]] = {
     "vllm._ENGINE": (vllm._ENGINE, "search"),
     "vllm._PROC": (vllm._PROC, "findall"),
     "server_args._ANGLE_REPR": (server_args._ANGLE_REPR, "sub"),
+    "llamacpp._LINE": (llamacpp._LINE, "search"),
+    "llamacpp._REL_PREFIX": (llamacpp._REL_PREFIX, "match"),
     "layouts.learned": (_learned_decode(), "fullmatch"),
 }
 
