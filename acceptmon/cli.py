@@ -30,7 +30,12 @@ def _oneshot(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"acceptmon: --timezone: {exc}", file=sys.stderr)
         return 2
-    pipeline = Pipeline(year_hint=oneshot.mtime_hint, zone=lambda _source: tz, year=args.year)
+    from acceptmon.runs import RunTracker
+    from acceptmon.runsview.read import draft_reader
+
+    # The draft config.json is part of each run's snapshot, as in the agent.
+    tracker = RunTracker(draft_reader=draft_reader(args.draft_config or [], {}))
+    pipeline = Pipeline(tracker, year_hint=oneshot.mtime_hint, zone=lambda _source: tz, year=args.year)
     if args.format == "jsonl":
         pipeline.consumers.append(oneshot.JsonlWriter(sys.stdout, pipeline.tracker))
     findings = oneshot.FindingLog(pipeline) if args.format == "findings" else None
@@ -238,6 +243,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--timezone",
         metavar="ZONE",
         help="IANA zone the logs' wall-clock timestamps are in (default: this host's, TZ honoured)",
+    )
+    one.add_argument(
+        "--draft-config",
+        metavar="PATH",
+        action="append",
+        help="a saved copy of the draft model's config.json as it was at a start: repeat it for each "
+        "start in order (the last counts for every later start). Default: the draft model path in "
+        "server_args, read on this host",
     )
     one.set_defaults(func=_oneshot)
 

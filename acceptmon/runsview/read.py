@@ -17,7 +17,7 @@ from acceptmon.runsview.inputs import Log, Opener, open_log_file
 log = logging.getLogger("acceptmon.runs")
 
 
-def _draft_reader(saved: list[str], readers: dict[str, FileReader]) -> DraftReader:
+def draft_reader(saved: list[str], readers: dict[str, FileReader]) -> DraftReader:
     """The draft config.json of each run: saved copies (the i-th for the i-th start, the
     last one for every later start), or where server_args says it lives (on the log's own
     host: ``readers`` maps a remote source to its file reader)."""
@@ -49,7 +49,7 @@ def new_pipeline(
     tz: tzinfo, draft_config: list[str] | None = None, readers: dict[str, FileReader] | None = None
 ) -> tuple[Pipeline, RunTable]:
     """The agent's pipeline with a run table as its sink."""
-    tracker = RunTracker(draft_reader=_draft_reader(draft_config or [], readers or {}))
+    tracker = RunTracker(draft_reader=draft_reader(draft_config or [], readers or {}))
     pipeline = Pipeline(tracker, year_hint=mtime_hint, zone=lambda _s: tz)
     table = RunTable(tracker)
     pipeline.consumers.append(table)
