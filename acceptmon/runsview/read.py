@@ -46,13 +46,19 @@ def draft_reader(saved: list[str], readers: dict[str, FileReader]) -> DraftReade
 
 
 def new_pipeline(
-    tz: tzinfo, draft_config: list[str] | None = None, readers: dict[str, FileReader] | None = None
+    tz: tzinfo,
+    draft_config: list[str] | None = None,
+    readers: dict[str, FileReader] | None = None,
+    *,
+    run_table: bool = True,
 ) -> tuple[Pipeline, RunTable]:
-    """The agent's pipeline with a run table as its sink."""
+    """The agent's pipeline with a run table as its consumer (unless ``run_table`` is False:
+    then the table is returned empty and costs nothing)."""
     tracker = RunTracker(draft_reader=draft_reader(draft_config or [], readers or {}))
     pipeline = Pipeline(tracker, year_hint=mtime_hint, zone=lambda _s: tz)
     table = RunTable(tracker)
-    pipeline.consumers.append(table)
+    if run_table:
+        pipeline.consumers.append(table)
     return pipeline, table
 
 
