@@ -8,6 +8,7 @@ import socket
 import sys
 import traceback
 from collections.abc import Sequence
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +22,23 @@ examples:
 """
 
 
-def _oneshot(args: argparse.Namespace) -> int:
-    from acceptmon import log_time, oneshot
-    from acceptmon.pipeline import Pipeline
+def _zone(name: str | None) -> tzinfo | None:
+    """``--timezone``'s zone (default this host's); None, with a one-line reason, if unknown."""
+    from acceptmon import log_time
 
     try:
-        tz = log_time.zone(args.timezone) if args.timezone else log_time.host_zone()
+        return log_time.zone(name) if name else log_time.host_zone()
     except ValueError as exc:
         print(f"acceptmon: --timezone: {exc}", file=sys.stderr)
+        return None
+
+
+def _oneshot(args: argparse.Namespace) -> int:
+    from acceptmon import oneshot
+    from acceptmon.pipeline import Pipeline
+
+    tz = _zone(args.timezone)
+    if tz is None:
         return 2
     from acceptmon.runs import RunTracker
     from acceptmon.runsview.read import draft_reader
@@ -51,12 +61,10 @@ def _oneshot(args: argparse.Namespace) -> int:
 
 
 def _runs(args: argparse.Namespace) -> int:
-    from acceptmon import log_time, runsview
+    from acceptmon import runsview
 
-    try:
-        tz = log_time.zone(args.timezone) if args.timezone else log_time.host_zone()
-    except ValueError as exc:
-        print(f"acceptmon: --timezone: {exc}", file=sys.stderr)
+    tz = _zone(args.timezone)
+    if tz is None:
         return 2
     if args.follow and args.format == "json":
         print(
@@ -74,15 +82,13 @@ def _runs(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from acceptmon import log_time, report
+    from acceptmon import report
 
     if not args.output and not args.png:
         print("acceptmon: report: say where: -o report.html and/or --png DIR", file=sys.stderr)
         return 2
-    try:
-        tz = log_time.zone(args.timezone) if args.timezone else log_time.host_zone()
-    except ValueError as exc:
-        print(f"acceptmon: --timezone: {exc}", file=sys.stderr)
+    tz = _zone(args.timezone)
+    if tz is None:
         return 2
     return report.main(
         args.sources,
@@ -95,12 +101,10 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _backfill(args: argparse.Namespace) -> int:
-    from acceptmon import backfill, log_time
+    from acceptmon import backfill
 
-    try:
-        tz = log_time.zone(args.timezone) if args.timezone else log_time.host_zone()
-    except ValueError as exc:
-        print(f"acceptmon: --timezone: {exc}", file=sys.stderr)
+    tz = _zone(args.timezone)
+    if tz is None:
         return 2
     if not 1 <= args.step <= 86400:
         print("acceptmon: --step: expected seconds from 1 to 86400", file=sys.stderr)
@@ -320,6 +324,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _log_flags(parser: argparse.ArgumentParser) -> None:
+    """How SOURCEs are read: the flags runs, report and backfill share."""
+    parser.add_argument(
+        "--draft-config",
+        metavar="PATH",
+        action="append",
+        help="a saved copy of the draft model's config.json, as it was at a start: repeat it for "
+        "each start in order (the last one counts for every later start). Default: the draft "
+        "model path in server_args, read on the log's host",
+    )
+    parser.add_argument(
+        "--timezone",
+        metavar="ZONE",
+        help="IANA zone the logs' wall-clock timestamps are in (default: this host's, TZ honoured)",
+    )
+    parser.add_argument(
+        "--ssh-config",
+        metavar="FILE",
+        help="OpenSSH client config for ssh:// SOURCEs (default ~/.ssh/config; its known_hosts, "
+        "IdentityFile and ProxyJump are honoured, unknown host keys refused)",
+    )
+
+
 def _add_runs(sub: Any) -> None:
     runs = sub.add_parser(
         "runs",
@@ -338,25 +365,7 @@ def _add_runs(sub: Any) -> None:
     runs.add_argument(
         "--format", choices=("table", "json"), default="table", help="table (default) or json for scripts"
     )
-    runs.add_argument(
-        "--draft-config",
-        metavar="PATH",
-        action="append",
-        help="a saved copy of the draft model's config.json, as it was at a start: repeat it for "
-        "each start in order (the last one counts for every later start). Default: the draft "
-        "model path in server_args, read on the log's host",
-    )
-    runs.add_argument(
-        "--timezone",
-        metavar="ZONE",
-        help="IANA zone the logs' wall-clock timestamps are in (default: this host's, TZ honoured)",
-    )
-    runs.add_argument(
-        "--ssh-config",
-        metavar="FILE",
-        help="OpenSSH client config for ssh:// SOURCEs (default ~/.ssh/config; its known_hosts, "
-        "IdentityFile and ProxyJump are honoured, unknown host keys refused)",
-    )
+    _log_flags(runs)
     runs.add_argument(
         "--follow",
         action="store_true",
@@ -379,9 +388,7 @@ def _add_report(sub: Any) -> None:
     rep.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, glob, '-' or ssh://host/path")
     rep.add_argument("-o", "--output", metavar="FILE", help="the HTML file to write")
     rep.add_argument("--png", metavar="DIR", help="also (or only) write the plots as PNG files here")
-    rep.add_argument("--draft-config", metavar="PATH", action="append", help="as for 'acceptmon runs'")
-    rep.add_argument("--ssh-config", metavar="FILE", help="as for 'acceptmon runs'")
-    rep.add_argument("--timezone", metavar="ZONE", help="as for 'acceptmon runs'")
+    _log_flags(rep)
     rep.set_defaults(func=_report)
 
 
@@ -403,9 +410,7 @@ def _add_backfill(sub: Any) -> None:
     bf.add_argument(
         "--instance", help="the agent's instance label, as live series carry it (default HOSTNAME:9469)"
     )
-    bf.add_argument("--draft-config", metavar="PATH", action="append", help="as for 'acceptmon runs'")
-    bf.add_argument("--ssh-config", metavar="FILE", help="as for 'acceptmon runs'")
-    bf.add_argument("--timezone", metavar="ZONE", help="as for 'acceptmon runs'")
+    _log_flags(bf)
     bf.set_defaults(func=_backfill)
 
 

@@ -24,13 +24,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.gen_log import generate
-from bench.live_latency import free_port
+from bench.live_latency import free_port, metric
 from bench.parse_throughput import MTAIL_PROGRAM, timed
 
 
@@ -38,18 +37,6 @@ def decode_count(log: Path) -> int:
     """Decode lines in the log (the bench log holds only valid ones)."""
     with log.open("rb") as f:
         return sum(chunk.count(b"Decode batch") for chunk in iter(lambda: f.read(1 << 24), b""))
-
-
-def metric(port: int, name: str) -> float | None:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            text = r.read().decode()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith((name + "{", name + " ")):
-            return float(line.rpartition(" ")[2])
-    return None
 
 
 def agent_once(acceptmon: str, log: Path, expected: int, timeout: float) -> float:

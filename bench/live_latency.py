@@ -50,6 +50,19 @@ BLOCK = 100_000
 TICK = os.sysconf("SC_CLK_TCK")
 
 
+def metric(port: int, name: str) -> float | None:
+    """The first sample of ``name`` on a /metrics at ``port``; None while nothing answers."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith((name + "{", name + " ")):
+            return float(line.rpartition(" ")[2])
+    return None
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -74,15 +87,7 @@ class Tool:
         self.proc = subprocess.Popen(self.cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log.open("ab"))
 
     def metric(self, name: str) -> float | None:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
-                text = r.read().decode()
-        except OSError:
-            return None
-        for line in text.splitlines():
-            if line.startswith((name + "{", name + " ")):
-                return float(line.rpartition(" ")[2])
-        return None
+        return metric(self.port, name)
 
     def cpu_s(self) -> float:
         assert self.proc is not None

@@ -7,7 +7,8 @@ is the detector's comparison on exactly the intervals the table counts.
 
 from __future__ import annotations
 
-from collections import deque
+from bisect import bisect_right
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -19,7 +20,6 @@ from acceptmon.detect.verdict import RunLevel, Verdict, judge
 from acceptmon.model import DecodeSample, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
-from acceptmon.runs.rate import accept_rate
 from acceptmon.runs.summary import describe_change, describe_settings
 
 #: Intervals the live view draws.
@@ -121,14 +121,23 @@ class RunTable:
         stats = self.runs.setdefault(run.source, {}).get(run.run_id)
         if stats is None:
             stats = self.runs[run.source][run.run_id] = RunStats(run)
-        add, edges, slots = stats.hists.add, self._edges, batch.settings.slots
-        for running, length in zip(batch.running, lens, strict=True):
-            add(load_bucket(running, edges), centi(length))
-            rate = accept_rate(length, slots)
-            if rate is not None:
-                weight = float(running or 1)
-                stats.tokens += weight
-                stats.rate_tokens += weight * rate
+        edges, slots, running = self._edges, batch.settings.slots, batch.running
+        # Counted per distinct (load bucket, accept len) pair: a batch holds few of them.
+        cells = Counter(zip((bisect_right(edges, r) for r in running), map(centi, lens), strict=True))
+        strata, hists = stats.hists.strata, stats.hists
+        for (bucket, value), n in cells.items():
+            h = strata.setdefault(bucket, {})
+            h[value] = h.get(value, 0) + n
+        hists.n += len(lens)
+        if slots:
+            # runs.rate.accept_rate inlined, added line by line as the record path does (so any
+            # chunking gives the same float sums): this runs once per line.
+            tokens, rate_tokens = stats.tokens, stats.rate_tokens
+            for r, a in zip(running, lens, strict=True):
+                w = float(r or 1)
+                tokens += w
+                rate_tokens += w * round(min(1.0, max(0.0, (a - 1.0) / slots)), 4)
+            stats.tokens, stats.rate_tokens = tokens, rate_tokens
         stats.recent.extend(lens[-RECENT:])
         stats.last_ts = batch.stamp(batch.n - 1)[0] or stats.last_ts
 

@@ -80,34 +80,42 @@ def plain_name(name: str) -> str:
     return name
 
 
-def _group(paths: list[str]) -> list[Log]:
-    """Group rotations with the log they were rotated from."""
-    bases = [
-        p
-        for p in paths
-        if not any(
-            q != p and is_rotated_name(os.path.basename(q), os.path.basename(plain_name(p))) for q in paths
-        )
-        and plain_name(p) == p
-    ]
+def rotation_groups(paths: list[str], age: Callable[[str], float]) -> list[tuple[str, tuple[str, ...]]]:
+    """Each log among ``paths`` with its rotations: (log, its files oldest first, the log last).
+
+    A log is a path that is neither compressed nor a rotation of another path;
+    a rotation joins the log it was rotated from (by name, ``age`` ordering them);
+    a path that is neither is a log of its own. Local and remote globs share this.
+    """
+
+    def rotated_from(base: str, path: str) -> bool:
+        return path != base and is_rotated_name(os.path.basename(base), os.path.basename(plain_name(path)))
+
+    bases = [p for p in paths if plain_name(p) == p and not any(rotated_from(q, p) for q in paths)]
     members: dict[str, list[str]] = {b: [] for b in bases}
     for p in paths:
         if p in members:
             continue
-        owner = next(
-            (b for b in bases if is_rotated_name(os.path.basename(b), os.path.basename(plain_name(p)))), None
-        )
-        members.setdefault(owner or p, [])
-        if owner is not None:
+        owner = next((b for b in bases if rotated_from(b, p)), None)
+        if owner is None:
+            members[p] = []
+        else:
             members[owner].append(p)
-    return [Log(base, (*sorted(rotated, key=_age_key), base)) for base, rotated in sorted(members.items())]
+    return [
+        (base, (*sorted(rotated, key=lambda p: (age(p), p)), base))
+        for base, rotated in sorted(members.items())
+    ]
 
 
-def _age_key(path: str) -> tuple[float, str]:
+def _group(paths: list[str]) -> list[Log]:
+    return [Log(base, files) for base, files in rotation_groups(paths, _mtime)]
+
+
+def _mtime(path: str) -> float:
     try:
-        return os.stat(path).st_mtime, path
+        return os.stat(path).st_mtime
     except OSError:
-        return 0.0, path
+        return 0.0
 
 
 @contextmanager

@@ -19,8 +19,7 @@ from dataclasses import dataclass, replace
 from typing import IO, cast
 
 from acceptmon.runs.draft_config import MAX_CONFIG_BYTES, FileReader
-from acceptmon.runsview.inputs import InputError, Log, expand, plain_name
-from acceptmon.sources.rotation import is_rotated_name
+from acceptmon.runsview.inputs import InputError, Log, expand, plain_name, rotation_groups
 from acceptmon.sources.ssh.connect import ConnectError, Connection, connect
 from acceptmon.sources.ssh.fetch import read_over
 from acceptmon.sources.ssh.options import SSHSettings, resolve
@@ -96,17 +95,10 @@ def _readable(name: str) -> bool:
 
 
 def _group(source: str, directory: str, names: list[str], mtime: dict[str, int]) -> list[Log]:
-    bases = [
-        n for n in names if plain_name(n) == n and not any(is_rotated_name(o, n) for o in names if o != n)
-    ]
-    logs = []
     prefix = source[: len(source) - len(posixpath.basename(source))]
-    for base in bases:
-        rotated = [n for n in names if n != base and is_rotated_name(base, plain_name(n))]
-        ordered = sorted(rotated, key=lambda n: (mtime[n], n))
-        files = tuple(posixpath.join(directory, n) for n in (*ordered, base))
-        logs.append(Log(prefix + base, files))
-    return logs
+    paths = [posixpath.join(directory, n) for n in names]
+    groups = rotation_groups(paths, lambda p: mtime[posixpath.basename(p)])
+    return [Log(prefix + posixpath.basename(base), files) for base, files in groups]
 
 
 @contextmanager
