@@ -15,6 +15,7 @@ from acceptmon.model import ConfigDiff, Run, SpecSettings
 from acceptmon.notify import build_notifier, parse_notify_config
 from acceptmon.notify.config import NotifyConfigError
 from acceptmon.notify.notifier import Notifier
+from tests.support.agentproc import wait_for
 from tests.support.grafana_server import FakeGrafana
 from tests.unit.notify.test_slack import finding
 
@@ -112,7 +113,6 @@ def test_grafana_settings_are_checked() -> None:
 def test_the_agent_annotates_run_starts_and_findings(
     tmp_path: Path, grafana: FakeGrafana, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import time
     from datetime import timedelta
 
     from acceptmon.agent import Agent
@@ -139,10 +139,11 @@ def test_the_agent_annotates_run_starts_and_findings(
     try:
         agent.open()
         agent.step()
-        deadline = time.monotonic() + 20
-        while len([a for a in grafana.state.annotations if "run" in a["tags"]]) < 2:
-            assert time.monotonic() < deadline, grafana.state.annotations
-            time.sleep(0.05)  # polling the fake server
+        wait_for(
+            lambda: len([a for a in grafana.state.annotations if "run" in a["tags"]]) >= 2,
+            20,
+            f"run starts never annotated: {grafana.state.annotations}",
+        )
     finally:
         agent.close()
     runs = sorted((a for a in grafana.state.annotations if "run" in a["tags"]), key=lambda a: a["time"])
