@@ -155,14 +155,14 @@ def _grafana_sync(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from acceptmon.agent import daemon
-    from acceptmon.settings import ConfigError
+    from acceptmon.settings import SettingsError
 
     overrides = {"listen": args.listen, "state_dir": args.state_dir, "web_config_file": args.web_config_file}
     if args.from_end:
         overrides["read_from_beginning"] = False
     try:
         return daemon.run(args.config, args.sources, overrides)
-    except ConfigError as exc:
+    except SettingsError as exc:
         where = f"{args.config}: " if args.config else ""
         print(f"acceptmon: {where}{exc}", file=sys.stderr)
         return startup.SETTINGS
@@ -172,11 +172,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check_config(args: argparse.Namespace) -> int:
-    from acceptmon.settings import ConfigError, load
+    from acceptmon.settings import SettingsError, load
 
     try:
         cfg = load(args.config, args.sources)
-    except ConfigError as exc:
+    except SettingsError as exc:
         print(f"acceptmon: {args.config}: {exc}", file=sys.stderr)
         return startup.SETTINGS
     kinds = ", ".join(f"{s.name} ({s.kind})" for s in cfg.sources) or "none"
@@ -186,12 +186,12 @@ def _check_config(args: argparse.Namespace) -> int:
 
 def _notify_test(args: argparse.Namespace) -> int:
     from acceptmon.notify import NotifyConfigError, parse_notify_config, send_test_message
-    from acceptmon.settings import ConfigError, load
+    from acceptmon.settings import SettingsError, load
 
     try:
         cfg = load(args.config, require_sources=False)
         ok, message = send_test_message(parse_notify_config(cfg.notify))
-    except (ConfigError, NotifyConfigError) as exc:
+    except (SettingsError, NotifyConfigError) as exc:
         print(f"acceptmon: {exc}", file=sys.stderr)
         return 2
     print(message, file=sys.stdout if ok else sys.stderr)

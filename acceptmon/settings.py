@@ -1,4 +1,4 @@
-"""acceptmon's settings: YAML (or command-line flags) → one frozen ``Config``; every problem at once.
+"""acceptmon's settings: YAML (or command-line flags) → one frozen ``Settings``; every problem at once.
 
 Invalid settings are reported whole: an operator fixing the file should not
 have to restart five times to find five typos. Everything that can be checked
@@ -54,7 +54,7 @@ _SOURCE_KEYS = {
 SPECULATIVE_KEYS = ("num_steps", "num_draft_tokens", "topk")
 
 
-class ConfigError(ValueError):
+class SettingsError(ValueError):
     """Every problem found in a configuration, one per line."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -63,7 +63,7 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class SourceConfig:
+class SourceSettings:
     """One log source: a path or glob, ``-``, ``journald:UNIT`` or ``ssh://…``."""
 
     path: str
@@ -90,14 +90,14 @@ class SourceConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class Config:
+class Settings:
     listen: str = DEFAULT_LISTEN
     state_dir: str = DEFAULT_STATE_DIR
     poll_interval: float = 0.25
     checkpoint_interval: float = 5.0
     #: /healthz answers 503 when lines wait and ingestion has not advanced for this long.
     stall_after: float = 30.0
-    sources: tuple[SourceConfig, ...] = ()
+    sources: tuple[SourceSettings, ...] = ()
     read_draft_config: bool = True
     watch_files: tuple[str, ...] = ()
     detect: Mapping[str, Any] = field(default_factory=dict)
@@ -165,7 +165,7 @@ def _path_problem(path: str) -> str | None:
     return None
 
 
-def _source(item: Any, i: int, default_begin: bool, problems: list[str]) -> SourceConfig | None:
+def _source(item: Any, i: int, default_begin: bool, problems: list[str]) -> SourceSettings | None:
     where = f"sources[{i}]"
     if isinstance(item, str):
         item = {"path": item}
@@ -201,7 +201,7 @@ def _source(item: Any, i: int, default_begin: bool, problems: list[str]) -> Sour
             if isinstance(k, str) and k in _SOURCE_KEYS - {"path", "name", "read_from_beginning"}
         )
     )
-    source = SourceConfig(path=path, name=name, read_from_beginning=begin, options=options)
+    source = SourceSettings(path=path, name=name, read_from_beginning=begin, options=options)
     if source.kind == "ssh":
         from acceptmon.sources.ssh.options import check_source
 
@@ -261,8 +261,8 @@ def _source_draft(item: Mapping[str, Any], where: str, problems: list[str]) -> N
 
 def from_mapping(
     raw: Mapping[str, Any], extra_sources: list[str] | None = None, require_sources: bool = True
-) -> Config:
-    """Validate parsed settings; raise one ``ConfigError`` listing every problem."""
+) -> Settings:
+    """Validate parsed settings; raise one ``SettingsError`` listing every problem."""
     problems = unknown_keys(raw, _TOP_KEYS, "top level")
     listen = _listen(raw.get("listen", DEFAULT_LISTEN), problems)
     state_dir = raw.get("state_dir", DEFAULT_STATE_DIR)
@@ -299,7 +299,7 @@ def from_mapping(
         if value is not None and not isinstance(value, Mapping):
             problems.append(f"{section}: expected a mapping, got {type(value).__name__}")
         sections[section] = value if isinstance(value, Mapping) else {}
-    config = Config(
+    config = Settings(
         listen=listen,
         state_dir=state_dir,
         poll_interval=_number(raw, "poll_interval", 0.25, problems, ""),
@@ -314,7 +314,7 @@ def from_mapping(
     )
     problems += _section_problems(config)
     if problems:
-        raise ConfigError(problems)
+        raise SettingsError(problems)
     return config
 
 
@@ -336,7 +336,7 @@ def _web_config_file(value: Any, problems: list[str]) -> str | None:
     return value
 
 
-def _section_problems(config: Config) -> list[str]:
+def _section_problems(config: Settings) -> list[str]:
     """Problems of the sections other modules own (they validate themselves)."""
     problems: list[str] = []
     from acceptmon.detect import DetectConfig
@@ -357,25 +357,25 @@ def load(
     extra_sources: list[str] | None = None,
     overrides: Mapping[str, Any] | None = None,
     require_sources: bool = True,
-) -> Config:
+) -> Settings:
     """Read ``path`` (if any), add command-line sources and flags, validate.
 
     ``check-config``, ``run`` and a SIGHUP reload all come here, so what one
-    accepts the others start; anything wrong is a ``ConfigError``, never a crash.
+    accepts the others start; anything wrong is a ``SettingsError``, never a crash.
     """
     raw: Any = {}
     if path:
         try:
             raw = yaml.safe_load(Path(path).read_bytes())
         except OSError as exc:
-            raise ConfigError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+            raise SettingsError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
         except yaml.YAMLError as exc:
-            raise ConfigError([f"{path}: not valid YAML: {exc}"]) from None
+            raise SettingsError([f"{path}: not valid YAML: {exc}"]) from None
         except (ValueError, RecursionError, OverflowError) as exc:  # e.g. a date out of range
-            raise ConfigError([f"{path}: not valid YAML: {type(exc).__name__}: {exc}"]) from None
+            raise SettingsError([f"{path}: not valid YAML: {type(exc).__name__}: {exc}"]) from None
         if raw is None:
             raw = {}
         if not isinstance(raw, Mapping):
-            raise ConfigError([f"{path}: expected a mapping at the top level, got {type(raw).__name__}"])
+            raise SettingsError([f"{path}: expected a mapping at the top level, got {type(raw).__name__}"])
     merged = {**raw, **{k: v for k, v in (overrides or {}).items() if v is not None}}
     return from_mapping(merged, extra_sources, require_sources)

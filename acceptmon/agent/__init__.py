@@ -37,7 +37,7 @@ from acceptmon.runs import RunTracker
 from acceptmon.runs.codec import SnapshotStore
 from acceptmon.runs.draft_config import parse_config, read_draft_config, read_local
 from acceptmon.runs.watched_files import WatchedFiles
-from acceptmon.settings import Config, SourceConfig
+from acceptmon.settings import Settings, SourceSettings
 from acceptmon.sources.base import Source, SourceHealth
 from acceptmon.sources.events import FileEvents
 from acceptmon.statedir import ensure_private_dir
@@ -48,7 +48,7 @@ CHECKPOINT_VERSION = checkpoint_schema.VERSION
 
 
 class Agent:
-    def __init__(self, config: Config, clock: Clock | None = None) -> None:
+    def __init__(self, config: Settings, clock: Clock | None = None) -> None:
         self.config = config
         self.clock = clock or SystemClock()
         self.lock = threading.RLock()
@@ -59,7 +59,7 @@ class Agent:
         self.snapshots = SnapshotStore(self.state_dir)
         self.watched = WatchedFiles(config.watch_files)
         self._build_core()
-        self.sources: dict[str, tuple[SourceConfig, Source]] = {}
+        self.sources: dict[str, tuple[SourceSettings, Source]] = {}
         self.findings: list[Finding] = []
         self.raised: Counter[tuple[str, str, str]] = Counter()
         self._fired: set[str] = set()
@@ -181,7 +181,7 @@ class Agent:
                 dirs.update(watch())
         return sorted(dirs)
 
-    def _add_source(self, cfg: SourceConfig) -> None:
+    def _add_source(self, cfg: SourceSettings) -> None:
         source = factory.build(cfg, self.clock, self.events)
         state = self._saved.get(cfg.name)
         if state:
@@ -217,7 +217,7 @@ class Agent:
         if self.notify_worker is not None:
             self.notify_worker.start()
 
-    def _notify_worker(self, config: Config) -> Any:
+    def _notify_worker(self, config: Settings) -> Any:
         """A worker (not started) for ``config``'s notifiers; raises ``NotifyConfigError``."""
         if not config.notify:
             return None
@@ -316,7 +316,7 @@ class Agent:
         if ok:
             self.reload_at = self.clock.now()
 
-    def reconfigure(self, config: Config) -> None:
+    def reconfigure(self, config: Settings) -> None:
         """Apply reloaded settings to every stage; sources whose settings did not change keep
         their position. The notifiers are rebuilt first (raising ``NotifyConfigError``, with
         nothing changed, if they cannot be); their queues persist, so nothing is lost."""
@@ -339,7 +339,7 @@ class Agent:
             )
             self._reconfigure_detector(DetectConfig.from_dict(config.detect))
 
-    def _swap_notifier(self, config: Config) -> None:
+    def _swap_notifier(self, config: Settings) -> None:
         """Stop the old worker (pending notifications stay on disk) and start the new one;
         if the new one cannot be built, the old one resumes and the error propagates."""
         old = self.notify_worker
@@ -412,7 +412,7 @@ class Agent:
 
     # -- runs, configs, findings ---------------------------------------------------------
 
-    def _source_entry(self, source: str) -> tuple[SourceConfig, Source] | None:
+    def _source_entry(self, source: str) -> tuple[SourceSettings, Source] | None:
         """The configured source a record's ``source`` came from (a glob's is ``name:file``)."""
         entry = self.sources.get(source)
         if entry is None:

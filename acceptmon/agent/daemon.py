@@ -132,7 +132,7 @@ def _verdicts(agent: Agent) -> list[dict[str, Any]]:
     ]
 
 
-def serve(agent: Agent, cfg: config_mod.Config | None = None) -> HttpServer:
+def serve(agent: Agent, cfg: config_mod.Settings | None = None) -> HttpServer:
     """Bind and start the HTTP server for ``cfg`` (default: the agent's); OSError if it cannot bind."""
     cfg = cfg or agent.config
     host, port = cfg.listen_addr()
@@ -153,7 +153,9 @@ def serve(agent: Agent, cfg: config_mod.Config | None = None) -> HttpServer:
     try:
         server = HttpServer(host, port, routes, web, stats=stats, prefix_routes=prefixes)
     except (ssl.SSLError, ValueError) as exc:  # certificate changed since validation
-        raise config_mod.ConfigError([f"web config: cannot load the TLS certificate or key: {exc}"]) from None
+        raise config_mod.SettingsError(
+            [f"web config: cannot load the TLS certificate or key: {exc}"]
+        ) from None
     server.start()
     scheme = "https" if server.tls else "http"
     auth = " (basic auth)" if web is not None and web.users else ""
@@ -189,7 +191,7 @@ def _web_config(path: str | None) -> WebConfig | None:
     try:
         return load_web_config(path)
     except WebConfigError as exc:
-        raise config_mod.ConfigError(exc.problems) from None
+        raise config_mod.SettingsError(exc.problems) from None
 
 
 def _is_loopback(host: str) -> bool:
@@ -241,7 +243,7 @@ def run(path: str | None, sources: list[str], overrides: dict[str, Any]) -> int:
     except NotifyConfigError as exc:  # a webhook file or variable changed since the load
         agent.close()
         server.stop()
-        raise config_mod.ConfigError(exc.problems) from None
+        raise config_mod.SettingsError(exc.problems) from None
     http = [server]
     watcher = _watch(agent)
     agent.reload_requested = lambda: _reload(agent, path, sources, overrides, http, watcher)  # type: ignore[method-assign]
@@ -272,10 +274,10 @@ def _reload(
     try:
         cfg = config_mod.load(path, sources, overrides)
         if cfg.state_dir != agent.config.state_dir:
-            raise config_mod.ConfigError(
+            raise config_mod.SettingsError(
                 [f"state_dir: {agent.config.state_dir} → {cfg.state_dir} needs a restart, not a reload"]
             )
-    except config_mod.ConfigError as exc:
+    except config_mod.SettingsError as exc:
         log.error("reload refused, keeping the running settings:\n%s", exc)
         agent.reload_done(False)
         return
@@ -305,7 +307,7 @@ def _reload(
     log.info("settings reloaded: %d sources", len(cfg.sources))
 
 
-def _rebind(agent: Agent, cfg: config_mod.Config, old: HttpServer) -> tuple[HttpServer, bool]:
+def _rebind(agent: Agent, cfg: config_mod.Settings, old: HttpServer) -> tuple[HttpServer, bool]:
     """The server for ``cfg`` and whether it is on ``cfg``'s address.
 
     ``old`` stays when the address is unchanged, or when the new one cannot be
@@ -345,6 +347,6 @@ def _back_to(agent: Agent, http: list[HttpServer], new: HttpServer) -> None:
         http[0] = serve(agent)
 
 
-def _http_settings(cfg: config_mod.Config) -> tuple[Any, ...]:
+def _http_settings(cfg: config_mod.Settings) -> tuple[Any, ...]:
     """What the HTTP server is built from; a change means a new server."""
     return (cfg.listen, getattr(cfg, "web_config_file", None))

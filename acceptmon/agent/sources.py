@@ -1,4 +1,4 @@
-"""``SourceConfig`` → a live ``Source``, and a file reader on the same host.
+"""``SourceSettings`` → a live ``Source``, and a file reader on the same host.
 
 Imports are deferred so that a deployment without, say, SSH sources never
 loads paramiko.
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from acceptmon.clock import Clock
-from acceptmon.settings import SourceConfig
+from acceptmon.settings import SourceSettings
 from acceptmon.sources.base import Source
 from acceptmon.sources.events import FileEvents
 
@@ -19,7 +19,7 @@ from acceptmon.sources.events import FileEvents
 HostReader = Callable[[str], "bytes | None"]
 
 
-def build(cfg: SourceConfig, clock: Clock, events: FileEvents | None = None) -> Source:
+def build(cfg: SourceSettings, clock: Clock, events: FileEvents | None = None) -> Source:
     if cfg.kind == "file":
         from acceptmon.sources.local import LocalSource
 
@@ -55,12 +55,12 @@ def build(cfg: SourceConfig, clock: Clock, events: FileEvents | None = None) -> 
 REMOTE_HUB = ".cache/huggingface/hub"
 
 
-def remote_hub(cfg: SourceConfig) -> str:
+def remote_hub(cfg: SourceSettings) -> str:
     hf_home = cfg.option("hf_home")
     return f"{str(hf_home).rstrip('/')}/hub" if hf_home else REMOTE_HUB
 
 
-def local_hub(cfg: SourceConfig | None) -> str | None:
+def local_hub(cfg: SourceSettings | None) -> str | None:
     """A local source's ``hf_home``/hub, or None for this host's default."""
     hf_home = cfg.option("hf_home") if cfg is not None else None
     if not hf_home:
@@ -70,7 +70,7 @@ def local_hub(cfg: SourceConfig | None) -> str | None:
     return hub(str(hf_home))
 
 
-def ssh_settings(cfg: SourceConfig) -> Any:
+def ssh_settings(cfg: SourceSettings) -> Any:
     """The loader has refused any problem ``from_options`` finds (``config.load``)."""
     from acceptmon.sources.ssh.options import from_options
 
@@ -80,7 +80,7 @@ def ssh_settings(cfg: SourceConfig) -> Any:
     return settings
 
 
-def host_reader(cfg: SourceConfig, source: Source) -> HostReader:
+def host_reader(cfg: SourceSettings, source: Source) -> HostReader:
     """Read files where the log lives: over the source's SSH connection, or locally."""
     if cfg.kind == "ssh":
         # Never blocks: the source's worker thread fetched these before the lines that need them.

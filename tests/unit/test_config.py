@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.settings import ConfigError, from_mapping, load
+from acceptmon.settings import SettingsError, from_mapping, load
 
 
 def test_command_line_sources_need_no_file() -> None:
@@ -19,7 +19,7 @@ def test_command_line_sources_need_no_file() -> None:
 
 
 def test_every_problem_is_reported_together() -> None:
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(SettingsError) as err:
         from_mapping(
             {
                 "listen": "nowhere",
@@ -59,17 +59,17 @@ def test_yaml_file_and_overrides(tmp_path: Path) -> None:
 def test_broken_files_are_clear_errors(tmp_path: Path, text: str, needle: str) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(text)
-    with pytest.raises(ConfigError, match=needle):
+    with pytest.raises(SettingsError, match=needle):
         load(str(path))
 
 
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(SettingsError, match="cannot read"):
         load(str(tmp_path / "absent.yaml"))
 
 
 def test_timezone_host_and_labels_are_checked_at_load() -> None:
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(SettingsError) as err:
         from_mapping(
             {
                 "sources": [

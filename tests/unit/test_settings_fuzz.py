@@ -1,4 +1,4 @@
-"""No settings file of any shape gets past the loader as anything but a ``ConfigError``,
+"""No settings file of any shape gets past the loader as anything but a ``SettingsError``,
 and whatever it accepts builds: the agent's stages and every source, without a network.
 
 Documents are random trees (mappings, lists, scalars) whose keys are mostly the
@@ -27,7 +27,7 @@ from acceptmon.agent import sources as factory
 from acceptmon.clock import ManualClock
 from acceptmon.detect import DetectConfig
 from acceptmon.notify import build_notifier, parse_notify_config
-from acceptmon.settings import _SOURCE_KEYS, _TOP_KEYS, ConfigError, load
+from acceptmon.settings import _SOURCE_KEYS, _TOP_KEYS, SettingsError, load
 
 EXAMPLES = 1500
 TMP = Path(tempfile.mkdtemp(prefix="acceptmon-fuzz-"))
@@ -199,7 +199,7 @@ def _environment() -> Iterator[None]:
 def _build_everything(path: Path) -> bool:
     try:
         cfg = load(str(path))
-    except ConfigError as exc:
+    except SettingsError as exc:
         assert exc.problems and all(isinstance(p, str) and p for p in exc.problems)
         return False
     agent = Agent(cfg, clock=ManualClock())

@@ -11,11 +11,11 @@ from acceptmon.agent import sources as factory
 from acceptmon.clock import ManualClock
 from acceptmon.detect import DetectConfig
 from acceptmon.notify import check_notify_config
-from acceptmon.settings import ConfigError, from_mapping
+from acceptmon.settings import SettingsError, from_mapping
 
 
 def problems(raw: dict[str, Any]) -> list[str]:
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(SettingsError) as err:
         from_mapping(raw)
     return err.value.problems
 
@@ -185,7 +185,7 @@ def test_an_alias_bomb_is_refused_without_expanding_it(tmp_path: Path) -> None:
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
     path = tmp_path / "bomb.yaml"
     path.write_text("\n".join(lines) + "\nsources: [/x.log]\ndetect: {min_drop: *a9}\nlisten: *a9\n")
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(SettingsError) as err:
         load(str(path))
     assert max(len(p) for p in err.value.problems) < 400
     assert any(p.startswith("detect.min_drop: must be a number") for p in err.value.problems)
@@ -204,7 +204,7 @@ def test_an_alias_bomb_is_refused_without_expanding_it(tmp_path: Path) -> None:
 def test_draft_discovery_and_declared_speculative_settings_are_checked(
     source: dict[str, Any], needle: str
 ) -> None:
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(SettingsError) as err:
         from_mapping({"sources": [{"path": "/var/log/x.log", **source}]})
     assert needle in str(err.value)
 

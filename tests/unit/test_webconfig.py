@@ -140,7 +140,7 @@ def test_config_key_validates_the_file_and_check_config_refuses_it(tmp_path: Pat
     bad = write(tmp_path, {"basic_auth_users": {"prom": "plain"}})
     main = tmp_path / "acceptmon.yaml"
     main.write_text(yaml.safe_dump({"sources": ["/var/log/x.log"], "web_config_file": bad}))
-    with pytest.raises(config_mod.ConfigError) as exc:
+    with pytest.raises(config_mod.SettingsError) as exc:
         config_mod.load(str(main))
     assert any("basic_auth_users.prom" in p for p in exc.value.problems)
     proc = subprocess.run(

@@ -13,14 +13,14 @@ import pytest
 from acceptmon.agent import Agent
 from acceptmon.detect.findings import FLOOR
 from acceptmon.notify import NotifyConfigError
-from acceptmon.settings import Config, from_mapping
+from acceptmon.settings import Settings, from_mapping
 from acceptmon.testing import synth
 
 NOW = datetime(2026, 3, 1, 12, 0, 0)
 HOOK = "https://hooks.slack.com/services/T000/B000/reconfigure"
 
 
-def settings(tmp_path: Path, **extra: Any) -> Config:
+def settings(tmp_path: Path, **extra: Any) -> Settings:
     raw = {
         "state_dir": str(tmp_path / "state"),
         "read_draft_config": False,

@@ -24,7 +24,7 @@ from acceptmon.agent import Agent
 from acceptmon.agent.daemon import _metrics
 from acceptmon.model import Run, SpecSettings
 from acceptmon.runs.codec import SnapshotStore
-from acceptmon.settings import Config, SourceConfig
+from acceptmon.settings import Settings, SourceSettings
 from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 28, 9, 0, 0)
@@ -39,7 +39,7 @@ def write_log(path: Path) -> int:
 
 
 def run_agent(state: Path, log: Path) -> tuple[Agent, str]:
-    agent = Agent(Config(state_dir=str(state), sources=(SourceConfig(path=str(log), name="app"),)))
+    agent = Agent(Settings(state_dir=str(state), sources=(SourceSettings(path=str(log), name="app"),)))
     agent.open()
     while agent.step():
         pass

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from acceptmon.agent import Agent
-from acceptmon.settings import Config, SourceConfig
+from acceptmon.settings import Settings, SourceSettings
 from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 28, 9, 0, 0)
@@ -29,7 +29,7 @@ def ingest(agent: Agent) -> None:
 
 
 def make_agent(tmp_path: Path, pattern: str) -> Agent:
-    cfg = Config(state_dir=str(tmp_path / "state"), sources=(SourceConfig(path=pattern, name="servers"),))
+    cfg = Settings(state_dir=str(tmp_path / "state"), sources=(SourceSettings(path=pattern, name="servers"),))
     return Agent(cfg)
 
 
