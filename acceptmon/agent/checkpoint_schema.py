@@ -109,7 +109,7 @@ def _entry(raw: Any, where: str) -> None:
         raw,
         where,
         required={"identity", "offset", "lineno", "fingerprint", "fp_len", "real"},
-        optional={"mtime_ns"},
+        optional={"mtime_ns", "marks"},
     )
     for key in ("identity", "fingerprint", "real"):
         _str(e[key], f"{where}.{key}")
@@ -118,6 +118,12 @@ def _entry(raw: Any, where: str) -> None:
     _int(e["fp_len"], f"{where}.fp_len")
     if "mtime_ns" in e:
         _int(e["mtime_ns"], f"{where}.mtime_ns")
+    for i, mark in enumerate(_list(e.get("marks") or [], f"{where}.marks")):
+        pair = _list(mark, f"{where}.marks[{i}]")
+        if len(pair) != 2:
+            raise CheckpointInvalid(f"{where}.marks[{i}]", "not a [length, fingerprint] pair")
+        _int(pair[0], f"{where}.marks[{i}][0]", low=1)
+        _str(pair[1], f"{where}.marks[{i}][1]")
 
 
 # -- counters ----------------------------------------------------------------------------

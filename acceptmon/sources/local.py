@@ -113,7 +113,13 @@ class LocalSource:
             f.look()
             return
         seen = self._looks.get(f.path)
-        if seen is not None and touched is not None and f.status == "ok" and f.current is not None:
+        if (
+            seen is not None
+            and touched is not None
+            and f.status == "ok"
+            and f.current is not None
+            and not f.current.stale
+        ):
             changed_at, looked_at, dirs, real = seen
             if (
                 now - changed_at >= self._quiet_after

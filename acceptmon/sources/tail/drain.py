@@ -61,7 +61,7 @@ def _recheck(f: PathFollower, s: FileStream) -> bool:
     try:
         s.look(os.fstat(s.fd))
         changed = (s.size, s.mtime_ns) != before
-        replaced = changed and (s.size < s.read_pos or not s.refresh_fingerprint())
+        replaced = (changed or s.stale) and (s.size < s.read_pos or not s.refresh_fingerprint())
     except OSError as e:
         f.fail("read_error", e)
         return False

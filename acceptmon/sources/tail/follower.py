@@ -17,7 +17,7 @@ from typing import Any
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
 from acceptmon.sources.tail.context import FollowConfig, SourceStats
 from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content
-from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
+from acceptmon.sources.tail.stream import FileStream, Known, identity_of, prefix_fingerprint
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -93,7 +93,11 @@ class PathFollower:
 
     def _compare(self, cur: FileStream, st: os.stat_result) -> None:
         ident = identity_of(st)
-        if ident == cur.identity and (st.st_size, st.st_mtime_ns) == (cur.size, cur.mtime_ns):
+        if (
+            not cur.stale
+            and ident == cur.identity
+            and (st.st_size, st.st_mtime_ns) == (cur.size, cur.mtime_ns)
+        ):
             return
         now = FileState(ident, st.st_size)
         if ident == cur.identity and cur.fp_len:
@@ -117,6 +121,7 @@ class PathFollower:
                 # It was empty when we last looked, so a copytruncate since
                 # then leaves no trace in it: its copy is a newer sibling.
                 self.catch_up()
+            cur.stale = False  # same content after all
             cur.look(st)
             if cur.fp_len < FINGERPRINT_BYTES:
                 cur.refresh_fingerprint()
@@ -140,22 +145,25 @@ class PathFollower:
             min_size=s.read_pos,
             opener=self.cfg.opener,
             exclude=frozenset([s.identity]),
+            known=s.head,
         )
         if found is None:
-            if not self.read_past_copy(s.real, s.identity, s.fp, s.fp_len):
+            if not self.read_past_copy(s.real, s.identity, s.fp, s.fp_len, s.head):
                 log.warning("%s: %s %s; no copy of the old content found", self.cfg.source, self.path, change)
             return False
         s.move_to(found[0])
         log.info("%s: %s %s; finishing the old content from %s", self.cfg.source, self.path, change, found[1])
         return True
 
-    def read_past_copy(self, real: str, identity: str, fp: str, fp_len: int) -> bool:
+    def read_past_copy(self, real: str, identity: str, fp: str, fp_len: int, known: Known = ()) -> bool:
         """Whether this content's copy ends before where we read to: then the copy is done.
 
         Lines written between copytruncate's copy and its truncate are in no
         file afterwards; if we read some, the copy holds nothing new for us.
         """
-        copy = copy_identity(real, identity, fp, fp_len, opener=self.cfg.opener) if fp_len else None
+        copy = (
+            copy_identity(real, identity, fp, fp_len, opener=self.cfg.opener, known=known) if fp_len else None
+        )
         if copy is None:
             return False
         self.done.add(copy, fp, fp_len)

@@ -17,7 +17,7 @@ from typing import Any
 
 from acceptmon.sources.tail.follower import PathFollower
 from acceptmon.sources.tail.siblings import DoneFiles, find_content
-from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
+from acceptmon.sources.tail.stream import FileStream, Marks, identity_of, prefix_fingerprint
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -31,6 +31,7 @@ class Entry:
     fp_len: int
     real: str
     mtime_ns: int
+    marks: Marks = ()
 
 
 def parse_entry(raw: Any) -> Entry | None:
@@ -44,6 +45,7 @@ def parse_entry(raw: Any) -> Entry | None:
             int(raw["fp_len"]),
             str(raw["real"]),
             int(raw.get("mtime_ns", 0)),
+            tuple((int(n), str(h)) for n, h in raw.get("marks", [])),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
@@ -66,7 +68,7 @@ def resume(f: PathFollower, state: dict[str, Any]) -> None:
             fd = None
             continue
         s = _locate(f, e)
-        if s is None and f.read_past_copy(e.real, e.identity, e.fingerprint, e.fp_len):
+        if s is None and f.read_past_copy(e.real, e.identity, e.fingerprint, e.fp_len, e.marks):
             continue
         if s is None:
             message = f"resume: lost the rest of {e.real} ({e.identity}) after offset {e.offset}"
@@ -97,7 +99,9 @@ def _is_at_path(e: Entry, fd: int) -> bool:
 
 
 def _locate(f: PathFollower, e: Entry) -> FileStream | None:
-    hit = find_content(e.real, e.identity, e.fingerprint, e.fp_len, min_size=e.offset, opener=f.cfg.opener)
+    hit = find_content(
+        e.real, e.identity, e.fingerprint, e.fp_len, min_size=e.offset, opener=f.cfg.opener, known=e.marks
+    )
     if hit is None:
         return None
     log.info("%s: resuming %s in %s at offset %d", f.cfg.source, f.path, hit[1], e.offset)

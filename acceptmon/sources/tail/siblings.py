@@ -14,7 +14,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, fingerprint, is_rotated_name
-from acceptmon.sources.tail.stream import FileStream, Opener, identity_of, prefix_fingerprint
+from acceptmon.sources.tail.stream import (
+    FileStream,
+    Known,
+    Opener,
+    identity_of,
+    known_prefix,
+    prefix_fingerprint,
+)
 
 
 def rotated_siblings(real: str) -> list[tuple[str, os.stat_result]]:
@@ -47,11 +54,13 @@ def find_content(
     min_size: int,
     opener: Opener,
     exclude: frozenset[str] = frozenset(),
+    known: Known = (),
 ) -> tuple[int, str] | None:
     """Open the sibling holding this content: same identity first, then same fingerprint.
 
     A candidate must be at least ``min_size`` long and start with the bytes
-    hashed in ``fp``; with no fingerprint only the identity can match.
+    hashed in ``fp`` (or, if shorter than them, be one of the whole-line
+    prefixes ``known`` tells); with no fingerprint only the identity can match.
     Returns (fd, path) or None.
     """
     candidates = [
@@ -66,15 +75,19 @@ def find_content(
         fd = _open(opener, path)
         if fd is None:
             continue
-        if not fp_len or _starts_with(fd, fp, fp_len):
+        if not fp_len or _starts_with(fd, fp, fp_len) or _is_known(fd, st.st_size, known):
             return fd, path
         os.close(fd)
     return None
 
 
-def copy_identity(real: str, identity: str, fp: str, fp_len: int, *, opener: Opener) -> str | None:
+def copy_identity(
+    real: str, identity: str, fp: str, fp_len: int, *, opener: Opener, known: Known = ()
+) -> str | None:
     """Identity of another sibling that starts with the bytes hashed in ``fp``, however long it is."""
-    found = find_content(real, identity, fp, fp_len, min_size=0, opener=opener, exclude=frozenset([identity]))
+    found = find_content(
+        real, identity, fp, fp_len, min_size=0, opener=opener, exclude=frozenset([identity]), known=known
+    )
     if found is None:
         return None
     try:
@@ -123,7 +136,9 @@ class DoneFiles:
             done = self.entries.get(identity)
             if (
                 (done and _starts_with(fd, *done))
-                or any(_starts_with(fd, s.fp, s.fp_len) for s in followed)
+                or any(
+                    _starts_with(fd, s.fp, s.fp_len) or _is_known(fd, st.st_size, s.head) for s in followed
+                )
                 or _copy_under_way(fd, st.st_size, followed)
             ):
                 os.close(fd)
@@ -178,6 +193,17 @@ def _starts_with(fd: int, fp: str, fp_len: int) -> bool:
         return False
     try:
         return prefix_fingerprint(fd, fp_len) == fp
+    except OSError:
+        return False
+
+
+def _is_known(fd: int, size: int, known: Known) -> bool:
+    """Whether the whole file is a prefix of the content ``known`` describes."""
+    fp = known_prefix(known, size)
+    if fp is None:
+        return False
+    try:
+        return prefix_fingerprint(fd, size) == fp
     except OSError:
         return False
 

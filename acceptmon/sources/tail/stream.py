@@ -18,6 +18,26 @@ from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, fingerprint
 #: Opens a path read-only and returns a file descriptor (injectable for tests).
 Opener = Callable[[str], int]
 
+#: (length, fingerprint) of each whole-line prefix of a file's first bytes: a copy
+#: that copytruncate cut short of the fingerprint is still known by one of them.
+Marks = tuple[tuple[int, str], ...]
+
+#: What we know of a file's first bytes beyond its fingerprint: the bytes themselves
+#: while we follow it (memory only: log lines may hold secrets), else its ``Marks``.
+Known = Marks | bytes
+
+
+def line_marks(head: bytes) -> Marks:
+    ends = [i + 1 for i, b in enumerate(head) if b == 0x0A]
+    return tuple((n, fingerprint(head[:n])) for n in ends)
+
+
+def known_prefix(known: Known, size: int) -> str | None:
+    """The fingerprint of the first ``size`` bytes, if ``known`` tells it."""
+    if isinstance(known, bytes):
+        return fingerprint(known[:size]) if 0 < size <= len(known) else None
+    return next((h for n, h in known if n == size), None)
+
 
 def default_opener(path: str) -> int:
     return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
@@ -53,12 +73,15 @@ class FileStream:
         self.mtime_ns = st.st_mtime_ns
         self.fp = ""
         self.fp_len = 0
+        self.head = b""
         self.emitted = start
         self.lineno = lineno
         self.committed = start
         self.committed_lineno = lineno
         self.splitter = LineSplitter(max_line)
         self.idle_since = 0.0
+        #: A read found the leading bytes changed: look at the file before reading on.
+        self.stale = False
         self.refresh_fingerprint()
 
     @property
@@ -80,6 +103,7 @@ class FileStream:
             return False
         if len(data) > self.fp_len:
             self.fp, self.fp_len = fingerprint(data), len(data)
+            self.head = data
         return True
 
     def look(self, st: os.stat_result) -> None:
@@ -90,6 +114,12 @@ class FileStream:
         assert self.fd is not None
         data = os.pread(self.fd, budget, self.read_pos)
         if not data:
+            return None, 0
+        if not self.refresh_fingerprint():
+            # The head changed under us (copytruncate, then the writer refilled
+            # the file past our offset): these bytes may be the new content's.
+            # Hand out nothing; the next look moves us to the copy.
+            self.stale = True
             return None, 0
         nread = len(data)
         if self.splitter.pending == 0 and data[0] == 0:
@@ -122,6 +152,7 @@ class FileStream:
         """Continue in a byte-identical copy of this file (copytruncate)."""
         self.close()
         self.fd = fd
+        self.stale = False
         st = os.fstat(fd)
         self.identity = identity_of(st)
         self.look(st)
@@ -152,6 +183,7 @@ class FileStream:
             "lineno": self.committed_lineno,
             "fingerprint": self.fp,
             "fp_len": self.fp_len,
+            "marks": [list(m) for m in line_marks(self.head)],
             "real": self.real,
             "mtime_ns": self.mtime_ns,
         }

@@ -95,3 +95,51 @@ def test_copy_ending_before_our_offset_is_not_read_again(tmp_path: Path, restart
     h.rename_rotation("c1\n")
     h.read()
     assert h.got == [A1, "a2", "b1", "c1"]
+
+
+@pytest.mark.parametrize("where", ["current", "rotated-away"])
+def test_refill_after_truncate_between_look_and_read_is_not_taken_for_old_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """copytruncate while we are behind, and the writer refills the file past our
+    offset before our next read: what we read there is the new content, not the rest of
+    the old. The torture test met it on a loaded machine (counted lines equal to the
+    files', verify rounds not): the rest of the old content must come from the copy and
+    the new content from its start, each once."""
+    import acceptmon.sources.tail.stream as stream_mod
+
+    log = tmp_path / "x.log"
+    old = [f"old {i:03d} " + "o" * 40 for i in range(200)]
+    new = [f"new {i:03d} " + "n" * 40 for i in range(200)]
+    log.write_text("".join(line + "\n" for line in old))
+    clock = ManualClock()
+    src = LocalSource("app", str(log), clock=clock, rotate_wait=WAIT, read_size=2048, poll_bytes=2048)
+    got = [line for c in src.poll() for line in c.lines]
+    assert 0 < len(got) < len(old)  # behind: the rest of the old content is unread
+    if where == "rotated-away":
+        os.rename(log, tmp_path / "x.log.1")
+        log.write_text("")
+        target = tmp_path / "x.log.1"
+    else:
+        target = log
+    real_pread = os.pread
+    done = False
+
+    def pread(fd: int, n: int, offset: int) -> bytes:
+        nonlocal done
+        if not done and offset > 0 and os.fstat(fd).st_ino == os.stat(target).st_ino:
+            done = True  # logrotate strikes between the look and this read
+            copy = tmp_path / ("x.log.2" if where == "rotated-away" else "x.log.1")
+            shutil.copyfile(target, copy)
+            os.truncate(target, 0)
+            with open(target, "a") as f:
+                f.write("".join(line + "\n" for line in new))
+        return real_pread(fd, n, offset)
+
+    monkeypatch.setattr(stream_mod.os, "pread", pread)
+    for _ in range(50):
+        got += [line for c in src.poll() for line in c.lines]
+        clock.advance(WAIT)
+    assert done
+    assert sorted(got) == sorted(old + new), (len(got), [g for g in got if g not in old + new][:3])
+    src.close()
