@@ -27,7 +27,7 @@ from acceptmon.metrics.store import accept_len_range
 from acceptmon.model import Chunk, DecodeSample, PrefillSample
 from acceptmon.parse.line import ENTRY
 from acceptmon.parse.markers import EVENT_MARKERS, EVENTS, REQUEST, REQUEST_MARKERS
-from acceptmon.parse.sglang import DECODE, PREFILL
+from acceptmon.parse.sglang import DECODE, PREFILL, WINDOW
 from acceptmon.runs.batch import DecodeBatch
 
 if TYPE_CHECKING:
@@ -84,6 +84,7 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = Tru
         and not _holds(others, EVENT_MARKERS)
         and "\x1b" not in block
         and "\r" not in block
+        and WINDOW not in block
     ):
         _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), others)
         return
@@ -97,10 +98,12 @@ def _cut(
 
     A Prefill line is only searched in front of its marker: the general parser
     also takes the first marker of a line, and Prefill lines are long. Request
-    dumps are events too (whatever markers they quote): the parser classifies them.
+    dumps are events too (whatever markers they quote): the parser classifies them, and so
+    are SGLang's per-position lines (``Decode batch, #window: …``), which are no Decode batch.
     """
     event = EVENTS.search
     request = REQUEST.search if requests else _never
+    window = WINDOW in "\n".join(lines)
     cuts = [
         i
         for i, t in enumerate(lines)
@@ -109,6 +112,7 @@ def _cut(
             and (event(t, 0, t.find(PREFILL) % (len(t) + 1)) is not None or "\x1b" in t or "\r" in t)
         )
         or request(t) is not None
+        or (window and WINDOW in t)
     ]
     start = _continuation(pipeline, parser, chunk, 0)
     for i in cuts:

@@ -22,6 +22,7 @@ RESERVED = frozenset(
     {
         "source",
         "host",
+        "engine",
         "rule",
         "severity",
         "run_id",

@@ -116,6 +116,9 @@ class SpecSample:
     num_spec_tokens: int | None = None
     cumulative: bool = False
     engine: int | None = None
+    #: Which inference server wrote the line (``vllm``, ``lmdeploy``, ``llamacpp``); ``engine``
+    #: above is vLLM's data-parallel engine index (LMDeploy's DP rank).
+    engine_name: str = "vllm"
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +150,21 @@ class Crash:
 
     meta: Meta
     message: str
+
+
+@dataclass(frozen=True, slots=True)
+class PositionRates:
+    """SGLang's per-position line (``Decode batch, #window: … | #lifetime: …``, after 0.5.23).
+
+    Acceptance per draft position over the last interval (``window``) and since start
+    (``lifetime``); a position beyond the adaptive budget is unobserved (None, printed nan).
+    """
+
+    meta: Meta
+    window: tuple[float | None, ...]
+    window_accept_len: float | None
+    lifetime: tuple[float | None, ...] = ()
+    lifetime_accept_len: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,11 +208,21 @@ Record = (
     | Shutdown
     | Crash
     | SpecParamsUpdate
+    | PositionRates
     | ParseError
 )
 
 RecordKind = Literal[
-    "decode", "prefill", "spec", "server_args", "ready", "shutdown", "crash", "spec_params", "error"
+    "decode",
+    "prefill",
+    "spec",
+    "server_args",
+    "ready",
+    "shutdown",
+    "crash",
+    "spec_params",
+    "positions",
+    "error",
 ]
 
 KIND: dict[type, RecordKind] = {
@@ -206,6 +234,7 @@ KIND: dict[type, RecordKind] = {
     Shutdown: "shutdown",
     Crash: "crash",
     SpecParamsUpdate: "spec_params",
+    PositionRates: "positions",
     ParseError: "error",
 }
 
@@ -313,6 +342,8 @@ class Finding:
     #: Acceptance when the finding resolved (what the RESOLVED message reports).
     now_accept_len: float | None = None
     now_accept_rate: float | None = None
+    #: The inference server of the source (``sglang``, ``vllm``, ``llamacpp``, ``lmdeploy``), if known.
+    engine: str = ""
 
     def changed_keys(self) -> list[str]:
         return self.diff.keys() if self.diff else []

@@ -505,9 +505,13 @@ class Agent:
         return next((n for n in self.sources if series.startswith(n + ":")), None)
 
     def _identify(self, f: Finding) -> Finding:
-        """The finding with its source's host and labels (the detector knows neither)."""
+        """The finding with its source's host, labels and engine (the detector knows none)."""
         configured = self._config_name(f.source)
         identity = self.identities.get(f.source) or (self.identities.get(configured) if configured else None)
+        stats = self.pipeline.store.sources.get(f.source)
+        engine = stats.engine if stats is not None else f.engine
+        if engine != f.engine:
+            f = replace(f, engine=engine)
         if identity is None or (f.host == identity.host and f.labels == identity.labels):
             return f
         return replace(f, host=identity.host, labels=identity.labels)

@@ -130,7 +130,11 @@ def _entry(raw: Any, where: str) -> None:
 
 
 def _stats(raw: Any, where: str) -> None:
-    d = _obj(raw, where, required={"counters", "buckets", "gauges"}, optional={"v0_last", "error_kinds"})
+    d = _obj(
+        raw, where, required={"counters", "buckets", "gauges"}, optional={"v0_last", "error_kinds", "engine"}
+    )
+    if "engine" in d:
+        _str(d["engine"], f"{where}.engine")
     for k, v in _map(d.get("error_kinds") or {}, f"{where}.error_kinds").items():
         _known(k, PARSE_ERROR_KINDS, f"{where}.error_kinds")
         _number(v, f"{where}.error_kinds.{k}", low=0.0)

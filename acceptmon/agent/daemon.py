@@ -56,7 +56,9 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
         yield from reload_metrics(agent.reload_ok, agent.reload_at)
         yield from draft_metrics(agent.draft_missing)
         yield from settings_metrics({s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources()})
-        yield from finding_metrics(agent.findings, agent.raised, agent.pipeline.store.hosts)
+        store = agent.pipeline.store
+        engines = {name: st.engine for name, st in store.sources.items()}
+        yield from finding_metrics(agent.findings, agent.raised, store.hosts, engines)
         if agent.notify_worker is not None:
             from acceptmon.notify import OUTCOMES
 

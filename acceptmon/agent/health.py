@@ -96,16 +96,18 @@ def finding_metrics(
     findings: list[Finding],
     raised: Mapping[tuple[str, str, str], int],
     hosts: Mapping[str, str] | None = None,
+    engines: Mapping[str, str] | None = None,
 ) -> Iterator[Metric]:
-    """``hosts`` maps a source to its host (the ``host`` label of ``acceptmon_finding_active``)."""
-    hosts = hosts or {}
+    """``hosts`` and ``engines`` map a source to its host and inference server (the ``host``
+    and ``engine`` labels of ``acceptmon_finding_active``)."""
+    hosts, engines = hosts or {}, engines or {}
     active = _fam("acceptmon_finding_active")
     firing: dict[tuple[str, str, str], float] = dict.fromkeys(raised, 0.0)
     for f in findings:
         key: tuple[str, str, str] = (f.rule, f.source, str(f.severity))
         firing[key] = max(firing.get(key, 0.0), 1.0 if f.active else 0.0)
     for key in sorted(firing):
-        active.add_metric([*key, hosts.get(key[1], "")], firing[key])
+        active.add_metric([*key, hosts.get(key[1], ""), engines.get(key[1], "")], firing[key])
     yield active
     total = _fam("acceptmon_findings")
     for key in sorted(raised):

@@ -9,7 +9,7 @@ consistent view and costs nothing between scrapes.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from prometheus_client.core import (
@@ -42,8 +42,10 @@ def _g(name: str, help_: str, labels: tuple[str, ...] = ("source",)) -> MetricDe
 
 
 #: Counter names are given without the ``_total`` suffix prometheus-client adds.
-#: Metrics of the parsed logs: the same in one-shot output and on the agent.
-STORE_CATALOGUE: tuple[MetricDef, ...] = (
+#: Metrics of the parsed logs: the same in one-shot output and on the agent. Every one
+#: also carries ``engine`` (sglang, vllm, llamacpp, lmdeploy) right after ``source``:
+#: the names stay engine-neutral, the engine is a label.
+_STORE: tuple[MetricDef, ...] = (
     _c("acceptmon_lines", "Log lines read."),
     _c(
         "acceptmon_parse_errors",
@@ -101,6 +103,14 @@ STORE_CATALOGUE: tuple[MetricDef, ...] = (
     ),
 )
 
+
+def _with_engine(m: MetricDef) -> MetricDef:
+    at = m.labels.index("source") + 1
+    return replace(m, labels=(*m.labels[:at], "engine", *m.labels[at:]))
+
+
+STORE_CATALOGUE: tuple[MetricDef, ...] = tuple(_with_engine(m) for m in _STORE)
+
 #: The live agent's own health, findings and notifications.
 AGENT_CATALOGUE: tuple[MetricDef, ...] = (
     _g("acceptmon_source_up", "1 while the source can be read (file present and readable, host reachable)."),
@@ -143,7 +153,7 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
     _g(
         "acceptmon_finding_active",
         "1 while a finding of this rule is firing for the source.",
-        ("rule", "source", "severity", "host"),
+        ("rule", "source", "severity", "host", "engine"),
     ),
     _c("acceptmon_findings", "Findings raised.", ("rule", "source", "severity")),
     _c(
@@ -212,7 +222,7 @@ def exposed_names() -> set[str]:
 def _run_labels(source: str, s: SourceStats, host: str = "") -> list[str]:
     run = s.run
     if run is None:
-        return [source, host, "", "", "", "", "", "", "", ""]
+        return [source, s.engine, host, "", "", "", "", "", "", "", ""]
     st = run.settings
 
     def txt(v: object) -> str:
@@ -221,6 +231,7 @@ def _run_labels(source: str, s: SourceStats, host: str = "") -> list[str]:
     cfg = run.config.hash if run.config else ""
     return [
         source,
+        s.engine,
         host,
         run.run_id,
         txt(st.model_path),
@@ -252,15 +263,16 @@ def store_metrics(store: Store) -> Iterator[Metric]:
 
 
 def _add(fam: Metric, m: MetricDef, source: str, s: SourceStats, host: str) -> None:
+    labels = [source, s.engine]
     if m.name in _COUNTER_OF:
-        fam.add_metric([source], s.counters[_COUNTER_OF[m.name]])  # type: ignore[attr-defined]
+        fam.add_metric(labels, s.counters[_COUNTER_OF[m.name]])  # type: ignore[attr-defined]
     elif m.name == "acceptmon_parse_errors":
         for kind, n in s.error_kinds.items():
-            fam.add_metric([source, kind], n)  # type: ignore[attr-defined]
+            fam.add_metric([*labels, kind], n)  # type: ignore[attr-defined]
     elif m.name in _GAUGE_OF:
         value = s.gauges[_GAUGE_OF[m.name]]
         if value is not None:
-            fam.add_metric([source], value)  # type: ignore[attr-defined]
+            fam.add_metric(labels, value)  # type: ignore[attr-defined]
     elif m.type == "histogram":
         if s.counters["accept_len_count"]:
             cum, buckets = 0, []
@@ -268,7 +280,7 @@ def _add(fam: Metric, m: MetricDef, source: str, s: SourceStats, host: str) -> N
                 cum += n
                 buckets.append((repr(bound), cum))
             buckets.append(("+Inf", int(s.counters["accept_len_count"])))
-            fam.add_metric([source], buckets, s.counters["accept_len_sum"])  # type: ignore[attr-defined]
+            fam.add_metric(labels, buckets, s.counters["accept_len_sum"])  # type: ignore[attr-defined]
     elif m.name == "acceptmon_run_info" and s.run is not None:
         fam.add_metric(_run_labels(source, s, host), 1.0)  # type: ignore[attr-defined]
 

@@ -79,6 +79,9 @@ class SourceStats:
     #: accept len, accept rate); the gauges aggregate them. Rebuilt from the log, not saved.
     dp: dict[int, DpValues] = field(default_factory=dict)
     dp_ts: dict[int, float | None] = field(default_factory=dict)
+    #: The inference server writing the log (``sglang``, ``vllm``, ``llamacpp``, ``lmdeploy``):
+    #: the ``engine`` label, from its latest acceptance line; empty until one is seen.
+    engine: str = ""
 
     def count_error(self, kind: str, n: int = 1) -> None:
         self.counters["parse_errors"] += n
@@ -91,6 +94,7 @@ class SourceStats:
             "buckets": self.buckets,
             "gauges": self.gauges,
             "v0_last": self.v0_last,
+            "engine": self.engine,
         }
 
     @classmethod
@@ -102,6 +106,8 @@ class SourceStats:
             stats.buckets = [int(v) for v in saved]
         stats.gauges.update({k: v for k, v in data.get("gauges", {}).items() if k in GAUGES})
         stats.v0_last = {k: (int(v[0]), int(v[1])) for k, v in data.get("v0_last", {}).items()}
+        engine = data.get("engine", "")
+        stats.engine = engine if isinstance(engine, str) and engine in ENGINES else ""
         kinds = data.get("error_kinds", {})
         stats.error_kinds.update({k: float(v) for k, v in kinds.items() if k in PARSE_ERROR_KINDS})
         # Checkpoints from before the split: the unattributed rest was malformed lines.
@@ -110,6 +116,10 @@ class SourceStats:
             stats.error_kinds[MALFORMED] += rest
         return stats
 
+
+#: Values of the ``engine`` label.
+SGLANG, VLLM, LLAMACPP, LMDEPLOY = "sglang", "vllm", "llamacpp", "lmdeploy"
+ENGINES = frozenset({SGLANG, VLLM, LLAMACPP, LMDEPLOY})
 
 #: DP ranks remembered per source for the aggregate gauges (the label set stays bounded).
 MAX_DP_RANKS = 256
@@ -211,6 +221,7 @@ class Store:
         """The one place Decode arithmetic happens (records and the fast path both land here)."""
         running, queue, throughput, usage, al, printed, repeated = v
         c, g = s.counters, s.gauges
+        s.engine = SGLANG
         c["decode_batches"] += 1
         if repeated > 1:
             c["ray_lost_samples"] += repeated - 1
@@ -246,6 +257,7 @@ class Store:
             self._dp_batch(s, batch)
             return
         c, g = s.counters, s.gauges
+        s.engine = SGLANG
         c["decode_batches"] += batch.n
         reps = batch.repeated
         if any(reps):
@@ -300,6 +312,7 @@ class Store:
     def spec(self, sample: SpecSample) -> None:
         s = self.stats(sample.meta.source)
         c, g = s.counters, s.gauges
+        s.engine = sample.engine_name if sample.engine_name in ENGINES else VLLM
         c["spec_lines"] += 1
         g["accept_rate"] = sample.accept_rate
         ts = epoch(sample.meta.ts)

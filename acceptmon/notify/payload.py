@@ -26,6 +26,7 @@ def finding_payload(finding: Finding) -> dict[str, Any]:
         "severity": finding.severity,
         "source": finding.source,
         "host": finding.host or None,
+        "engine": finding.engine or None,
         "model": finding.model,
         "draft_model": finding.draft_model,
         "key": finding.key,

@@ -12,6 +12,7 @@ import math
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import IO, Any
 
@@ -140,6 +141,7 @@ class FindingLog:
         from acceptmon.detect import Detector
 
         self.detector = Detector()
+        self._store = pipeline.store
         self.findings: dict[str, Finding] = {}
         pipeline.tracker.on_run_start.append(self.detector.observe_run_start)
         pipeline.consumers.append(self)
@@ -154,12 +156,17 @@ class FindingLog:
 
     def _evaluate(self) -> None:
         for finding in self.detector.evaluate():
-            self.findings[finding.key] = finding
+            self.findings[finding.key] = self._engine(finding)
+
+    def _engine(self, finding: Finding) -> Finding:
+        """The finding with its source's inference server (the detector does not know it)."""
+        stats = self._store.sources.get(finding.source)
+        return replace(finding, engine=stats.engine) if stats is not None and stats.engine else finding
 
     def write(self, out: IO[str]) -> None:
         from acceptmon.notify.payload import finding_json
 
         for finding in self.detector.evaluate():
-            self.findings[finding.key] = finding
+            self.findings[finding.key] = self._engine(finding)
         for finding in self.findings.values():
             out.write(json.dumps(finding_json(finding), allow_nan=False, default=str) + "\n")

@@ -77,12 +77,18 @@ def split_pairs(body: str) -> list[tuple[str, str]]:
     """Split ``a: 1, b: 2`` into pairs.
 
     The 0.4.9 hybrid-SWA form ``#token: full=1, swa=2`` continues the previous
-    value past a comma; such ``name=value`` parts are glued back onto it.
-    A part with no ``": "`` is kept under the empty key (unknown free text).
+    value past a comma; such ``name=value`` parts are glued back onto it, and so
+    is the rest of a bracket a value opened (DSPARK's ``est uncap acc len: 4.02
+    [3.80, 4.24]``). A part with no ``": "`` is kept under the empty key
+    (unknown free text).
     """
     body = body.strip().rstrip(",").rstrip()
     pairs: list[tuple[str, str]] = []
     for part in body.split(", "):
+        if pairs and pairs[-1][1].count("[") > pairs[-1][1].count("]"):
+            k, v = pairs[-1]
+            pairs[-1] = (k, f"{v}, {part.strip()}")
+            continue
         key, sep, value = part.partition(": ")
         if sep:
             pairs.append((key.strip(), value.strip()))

@@ -21,6 +21,8 @@ from acceptmon.parse.fields import Kind, split_pairs
 _INT = "[0-9]{1,18}+"
 _F2 = r"[0-9]{1,18}+\.[0-9]{1,18}+"
 _PATTERN = {"int": _INT, "f2": _F2, "bool": "True|False", None: "[^,\n\\[]*+"}
+#: An unknown value holding a bracket of numbers (DSPARK's ``4.02 [3.80, 4.24]``).
+_BRACKETED = r"[^,\n\[]*+\[[0-9., ]{0,64}+\]"
 
 #: What the aggregate needs, in this order; missing ones become None.
 WANTED = ("running_req", "queue_req", "gen_throughput", "token_usage", "accept_len", "accept_rate_printed")
@@ -50,8 +52,9 @@ def compile_shape(
         rest = rest.partition("]")[2].lstrip(", ")
     parts: list[str] = []
     slot: dict[str, int] = {}
-    keys = [key for key, _ in split_pairs(rest)]
-    for key in keys:
+    pairs = split_pairs(rest)
+    keys = [key for key, _ in pairs]
+    for key, value in pairs:
         if not key:
             return None
         kind = _kind(key, fields)
@@ -59,11 +62,14 @@ def compile_shape(
         field = spec[0] if spec else None
         if key == "full token usage" and "token usage" not in keys:
             field = "token_usage"  # as the general parser does for hybrid pools
+        if key == "gpu token usage" and "token usage" not in keys and "full token usage" not in keys:
+            field = "token_usage"  # HiSparse: its GPU pool replaces #token/token usage
+        pattern = _BRACKETED if kind is None and "[" in value else _PATTERN[kind]
         if field in wanted and field not in slot:
             slot[field] = len(slot) + 1
-            parts.append(f"{re.escape(key)}: ({_PATTERN[kind]})")
+            parts.append(f"{re.escape(key)}: ({pattern})")
         else:
-            parts.append(f"{re.escape(key)}: (?:{_PATTERN[kind]})")
+            parts.append(f"{re.escape(key)}: (?:{pattern})")
     head = r"(?:\.|,| \[[0-9]+\],) "
     tail = r"(?:, )?(?:\s*+\[repeated ([0-9]{1,9})x across cluster\].*)?"
     order = (*(slot.get(f) for f in wanted), len(slot) + 1)

@@ -12,19 +12,41 @@ crash lines). With ``--log-requests`` the engines dump user prompts into the
 same log (``Receive: obj=…``, ``Finish: obj=…``, vLLM's ``Received request …``
 and ``Generated response …``); such lines, and the unprefixed continuation
 lines that follow one, are request logs and never parsed for markers.
+
+Three more shapes share the table: JSON log lines (vLLM's or SGLang's
+``--logging-config`` with a JSON formatter, llama.cpp's ``--log-jsonl``), whose
+message is parsed as a line and whose time comes from the JSON; llama.cpp's
+per-request and start-up lines (``parse/llamacpp.py``); and LMDeploy's stats line,
+which carries a vLLM-style ``SpecDecoding metrics:`` body after its own fields.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
+from typing import Any
 
 from acceptmon.log_time import LocalTime
-from acceptmon.model import DecodeSample, Meta, PrefillSample, Ranks, Record, ServerReady, Shutdown
-from acceptmon.parse import sglang, vllm
+from acceptmon.model import (
+    OUT_OF_RANGE,
+    DecodeSample,
+    Meta,
+    ParseError,
+    PrefillSample,
+    Ranks,
+    Record,
+    ServerReady,
+    ServerStart,
+    Shutdown,
+    SpecSample,
+)
+from acceptmon.parse import llamacpp, sglang, vllm
 from acceptmon.parse.layouts import DecodeShapes, DecodeValues, PrefillShapes
-from acceptmon.parse.markers import OTHER, REQUEST, REQUEST_MARKERS, SENTENCE
-from acceptmon.parse.prefix import ANSI, PrefixCache
+from acceptmon.parse.markers import LMDEPLOY, OTHER, REQUEST, REQUEST_MARKERS, SENTENCE
+from acceptmon.parse.prefix import ANSI, PrefixCache, parse_ts
+from acceptmon.redact import redact_args
 
 _DECODE_LEN = len(sglang.DECODE)
 _PREFILL_LEN = len(sglang.PREFILL)
@@ -33,6 +55,12 @@ _PREFILL_LEN = len(sglang.PREFILL)
 _SENTENCE_LEAD = 48
 #: A line that starts a new log entry (ends a request's unprefixed continuation).
 ENTRY = re.compile(r"\[|\(\w++ pid=\d++\) |[A-Z]++ \d\d-\d\d |\d{4}-\d\d-\d\d")
+_LLAMACPP = frozenset(llamacpp.MARKERS)
+#: JSON log lines longer than this are not unwrapped (a real one is a few KB; server args ~20 KB).
+_MAX_JSON = 512 * 1024
+#: Where JSON formatters put the message and the time (python-json-logger, structlog, llama.cpp).
+_MESSAGE_KEYS = ("message", "msg")
+_TIME_KEYS = ("asctime", "timestamp", "@timestamp", "time", "ts")
 
 
 def has_request(lines: tuple[str, ...] | list[str]) -> bool:
@@ -50,11 +78,16 @@ class LineParser:
     """
 
     __slots__ = (
+        "_build",
+        "_clock",
         "_engine",
+        "_json_time",
         "_local",
         "_prefill_shapes",
         "_prefixes",
         "_shapes",
+        "_startup",
+        "_unwrapping",
         "_vclock",
         "in_request",
         "source",
@@ -74,6 +107,13 @@ class LineParser:
         self._engine: int | None = None
         self._shapes = DecodeShapes()
         self._prefill_shapes = PrefillShapes()
+        self._clock = llamacpp.ProcessClock(year_hint if callable(year_hint) else (lambda: year_hint))
+        #: llama.cpp: the ``build:`` line's facts, and the start-up being read (until its slots).
+        self._build: dict[str, Any] = {}
+        self._startup: llamacpp.Startup | None = None
+        #: The ``time`` of the JSON line being unwrapped (llama.cpp's may count from start).
+        self._json_time: float | None = None
+        self._unwrapping = False
         #: Inside a request dump: unprefixed lines are its continuation, not records.
         self.in_request = False
 
@@ -87,15 +127,119 @@ class LineParser:
             text = text.rstrip("\r").rsplit("\r", 1)[-1]
         if "\x1b" in text:
             text = ANSI.sub("", text)
+        if text[:1] == "{" and not self._unwrapping:
+            return self._json(text, lineno)
         if self.in_request and ENTRY.match(text):
             self.in_request = False
         i = text.rfind(sglang.DECODE)
         if i >= 0 and self._placed(text, i, sglang.DECODE):
-            return sglang.parse_decode(text[i + _DECODE_LEN :], self._meta(text[:i], lineno))
+            meta = self._meta(text[:i], lineno)
+            if text.startswith(sglang.WINDOW, i + _DECODE_LEN):
+                return sglang.parse_window(text[i + _DECODE_LEN + len(sglang.WINDOW) :], meta)
+            return sglang.parse_decode(text[i + _DECODE_LEN :], meta)
         m = OTHER.search(text)
-        if m is None or not self._placed(text, m.start(), m.group(0)):
+        if m is None:
+            return None
+        if m.group(0) in _LLAMACPP:
+            return self._llamacpp(text, lineno)
+        if not self._placed(text, m.start(), m.group(0)):
             return None
         return self._other(text, m.start(), m.group(0), lineno)
+
+    def _json(self, text: str, lineno: int) -> Record | None:
+        """A JSON log line: its message parsed as a line, stamped with the JSON's time."""
+        doc: Any = None
+        if len(text) <= _MAX_JSON and '"' in text:
+            try:
+                doc = json.loads(text)
+            except (ValueError, RecursionError):
+                doc = None
+        msg = None
+        if isinstance(doc, dict):
+            msg = next((doc[k] for k in _MESSAGE_KEYS if isinstance(doc.get(k), str)), None)
+        raw = next((doc[k] for k in _TIME_KEYS if k in doc), None) if msg is not None else None
+        self._unwrapping = True
+        try:
+            if msg is None:  # not a JSON log record: an ordinary line that starts with "{"
+                return self.parse(text, lineno)
+            if sglang.DECODE not in msg and OTHER.search(msg) is None:
+                return None
+            number = isinstance(raw, int | float) and not isinstance(raw, bool)
+            self._json_time = float(raw) if number and raw is not None else None
+            self.in_request = False  # one JSON record is one whole entry: no continuation lines
+            record = self.parse(msg.replace("\n", " "), lineno)
+        finally:
+            self._unwrapping = False
+            self._json_time = None
+            if msg is not None:
+                self.in_request = False
+        if record is None or record.meta.ts is not None:
+            return record
+        ts = self._json_ts(raw)
+        return replace(record, meta=replace(record.meta, ts=ts)) if ts is not None else record
+
+    def _json_ts(self, raw: Any) -> datetime | None:
+        """A JSON time: epoch seconds, ISO 8601 or logging's ``asctime`` (naive: the source's zone)."""
+        if isinstance(raw, int | float) and not isinstance(raw, bool):
+            try:
+                return datetime.fromtimestamp(raw, UTC) if raw >= 1e9 else None
+            except (OverflowError, OSError, ValueError):
+                return None
+        if not isinstance(raw, str):
+            return None
+        wall = parse_ts(raw.strip().replace("Z", "+00:00") if raw.endswith("Z") else raw.strip())
+        if wall is None:
+            return None
+        return wall if wall.tzinfo is not None else self._local.aware(wall)
+
+    def _llamacpp(self, text: str, lineno: int) -> Record | None:
+        """llama.cpp: a request's acceptance, or a start-up line (a start is emitted at its slots)."""
+        msg, since, _ = llamacpp.unwrap(text)
+        json_time = self._json_time
+        if llamacpp.MARKER in msg:
+            if not llamacpp.message_start(msg, "draft acceptance"):
+                return None
+            acc = llamacpp.parse(msg)
+            meta = Meta(self.source, lineno, self._llama_ts(since, json_time))
+            if acc is None or (acc.mean_len is not None and not 1.0 <= acc.mean_len <= sglang.MAX_ACCEPT_LEN):
+                return ParseError(meta, "llamacpp: draft acceptance out of range or unreadable", OUT_OF_RANGE)
+            return SpecSample(
+                meta, acc.rate, acc.mean_len, acc.accepted, acc.generated, acc.per_position,
+                engine_name="llamacpp",
+            )  # fmt: skip
+        marker = next((m for m in _LLAMACPP if m in msg), "")
+        if not marker or not llamacpp.message_start(msg, marker):
+            return None
+        kind, facts = llamacpp.start_line(msg)
+        if kind == "build":
+            self._build = facts
+            self._llama_ts(since, json_time, restart=True)
+            return None
+        if kind == "model":
+            ts = self._llama_ts(since, json_time, restart=not self._build)
+            self._startup = llamacpp.Startup(lineno, ts.timestamp() if ts else None, {**self._build, **facts})
+            self._build = {}
+            return None
+        startup = self._startup
+        if startup is None:
+            return None
+        startup.args.update(facts)
+        if kind in ("draft", "mtp"):
+            return None
+        self._startup = None
+        started = datetime.fromtimestamp(startup.since, UTC) if startup.since is not None else None
+        return ServerStart(Meta(self.source, startup.lineno, started), redact_args(startup.args))
+
+    def _llama_ts(
+        self, since: float | None, json_time: float | None, restart: bool = False
+    ) -> datetime | None:
+        if json_time is not None:
+            epoch = self._clock.json_epoch(json_time, restart)
+        elif since is not None:
+            epoch = self._clock.epoch(since, restart)
+        else:
+            return None
+        return datetime.fromtimestamp(epoch, UTC) if epoch is not None else None
 
     def _placed(self, text: str, at: int, marker: str) -> bool:
         """Whether the marker at ``at`` starts the message (see the module docstring)."""
@@ -165,6 +309,8 @@ class LineParser:
             return sglang.parse_prefill(text[at + _PREFILL_LEN :], self._meta(text[:at], lineno))
         if marker in vllm.MARKERS:
             return self._spec(text, at, marker, lineno)
+        if marker == LMDEPLOY:
+            return self._lmdeploy(text, at, lineno)
         if marker == "Avg prompt throughput":
             self._engine = vllm.engine_of(text)
             return None
@@ -187,3 +333,15 @@ class LineParser:
         meta = Meta(self.source, lineno, ts, vllm.ranks_of(prefix))
         engine, self._engine = self._engine, None
         return vllm.parse_spec(text[at + len(marker) :], meta, engine)
+
+    def _lmdeploy(self, text: str, at: int, lineno: int) -> Record | None:
+        """LMDeploy's stats line: ``[YYYY-MM-DD HH:MM:SS DPn] Avg thr …, SpecDecoding metrics: …``."""
+        spec = text.find(vllm.MARKERS[0], at)
+        if spec < 0:
+            return None  # a stats line without speculative decoding
+        ts, ranks = self._prefixes.get(text[:at])
+        rank = next((v for k, v in ranks if k == "dp"), None)
+        record = vllm.parse_spec(
+            text[spec + len(vllm.MARKERS[0]) :], Meta(self.source, lineno, ts, ranks), rank
+        )
+        return replace(record, engine_name="lmdeploy") if isinstance(record, SpecSample) else record

@@ -20,9 +20,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from acceptmon.parse import sglang, vllm
+from acceptmon.parse import llamacpp, sglang, vllm
 
 MarkerKind = Literal["batch", "event", "request"]
+
+#: LMDeploy's per-interval stats line, which carries ``SpecDecoding metrics:`` after its own fields.
+LMDEPLOY = "Avg thr (in/out):"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,9 @@ MARKERS: tuple[Marker, ...] = (
     *(Marker(m, "event") for m in vllm.MARKERS),
     Marker("Adaptive spec params updated", "event"),
     Marker("Avg prompt throughput", "event", sentence=True),
+    Marker(LMDEPLOY, "event"),
+    # llama.cpp (per-request and start-up lines; placement is checked in parse/llamacpp.py).
+    *(Marker(m, "event") for m in llamacpp.MARKERS),
 )
 
 

@@ -17,16 +17,19 @@ from acceptmon.model import (
     Extras,
     Meta,
     ParseError,
+    PositionRates,
     PrefillSample,
     ServerStart,
     SpecParamsUpdate,
 )
-from acceptmon.parse.fields import Damaged, Kind, Value, convert, hybrid, loose, split_pairs
+from acceptmon.parse.fields import Damaged, Kind, Value, convert, hybrid, is_f2, loose, split_pairs
 from acceptmon.parse.server_args import MAX_ARGS_CHARS, parse_args
 from acceptmon.redact import redact_args
 
 DECODE = "Decode batch"
 PREFILL = "Prefill batch"
+#: The per-position Decode line (sgl-project/sglang#31750): ``Decode batch, #window: …``.
+WINDOW = ", #window: "
 
 #: Decode fields with a first-class home, and the shape their value must have.
 DECODE_FIELDS: dict[str, tuple[str, Kind]] = {
@@ -77,6 +80,7 @@ MAX_ACCEPT_LEN = 128.0
 # leading ``\s*`` (which retried at every blank of a long run: quadratic).
 _REPEATED = re.compile(r"\[repeated (\d{1,9})x across cluster\]")
 _MIXED = re.compile(r"\(mixed #running-req: (\d{1,18})\)")
+_RATES = re.compile(r"\(per-position\): \[([0-9a-z., ]{0,4000}+)\], accept len: ([0-9]{1,9}\.[0-9]{1,9}|nan)")
 _ADAPTIVE = re.compile(r"steps (\d{1,9}) -> (\d{1,9})(?: \(ema_accept_len=(\d{1,9}(?:\.\d{1,9})?)\))?")
 
 
@@ -134,7 +138,8 @@ def parse_decode(body: str, meta: Meta) -> DecodeSample | ParseError:
         if isinstance(accept, float) and not 0.0 <= accept <= MAX_ACCEPT_LEN:
             return ParseError(meta, "decode: accept len out of range", OUT_OF_RANGE)
         if "token_usage" not in values:
-            full = dict(extra).get("full token usage")
+            pools = dict(extra)  # hybrid pools: the full-attention pool; HiSparse: the GPU pool
+            full = pools.get("full token usage", pools.get("gpu token usage"))
             if isinstance(full, float):
                 values["token_usage"] = full
     except Damaged as exc:
@@ -160,6 +165,38 @@ def parse_prefill(body: str, meta: Meta) -> PrefillSample | ParseError:
     except Damaged as exc:
         return ParseError(meta, f"prefill: {exc}")
     return PrefillSample(meta=meta, extra=extra, **values)  # type: ignore[arg-type]
+
+
+def _rates(text: str) -> tuple[tuple[float | None, ...], float | None] | None:
+    m = _RATES.search(text)
+    if m is None:
+        return None
+    rates: list[float | None] = []
+    for part in m.group(1).split(","):
+        v = part.strip()
+        if v == "nan":
+            rates.append(None)  # beyond the adaptive budget: unobserved, not rejected
+        elif is_f2(v) and float(v) <= 1.0:
+            rates.append(float(v))
+        else:
+            raise Damaged("bad per-position rate")
+    length = None if m.group(2) == "nan" else float(m.group(2))
+    if length is not None and not 1.0 <= length <= MAX_ACCEPT_LEN:
+        raise Damaged("accept len out of range")
+    return tuple(rates), length
+
+
+def parse_window(body: str, meta: Meta) -> PositionRates | ParseError:
+    """The text after ``Decode batch, #window: ``: per-position rates of the interval and lifetime."""
+    window, _, lifetime = body.partition(" | #lifetime: ")
+    try:
+        now = _rates(window)
+        if now is None:
+            raise Damaged("no per-position rates")
+        total = _rates(lifetime) if lifetime else None
+    except Damaged as exc:
+        return ParseError(meta, f"decode window: {exc}")
+    return PositionRates(meta, now[0], now[1], *(total or ((), None)))
 
 
 def parse_server_args(text: str, meta: Meta) -> ServerStart | ParseError:

@@ -51,10 +51,14 @@ def settings_from_args(args: dict[str, Any]) -> SpecSettings:
         num_steps=num("speculative_num_steps"),
         eagle_topk=num("speculative_eagle_topk"),
         num_draft_tokens=num("speculative_num_draft_tokens"),
-        draft_model_path=_str_or_none(args.get("speculative_draft_model_path")),
-        model_path=_str_or_none(args.get("served_model_name") or args.get("model_path")),
+        draft_model_path=_str_or_none(args.get("speculative_draft_model_path") or args.get("model_draft")),
+        model_path=_str_or_none(args.get("served_model_name") or args.get("model_path") or args.get("model")),
         decode_log_interval=interval if interval and interval > 0 else 40,
     )
+
+
+def _single_file(settings: SpecSettings) -> bool:
+    return (settings.draft_model_path or "").lower().endswith(".gguf")
 
 
 def _str_or_none(v: Any) -> str | None:
@@ -193,7 +197,8 @@ class RunTracker:
     def _start(self, state: SourceRuns, record: ServerStart) -> None:
         settings = settings_from_args(record.args)
         draft = None
-        if self._read_draft is not None and settings.draft_model_path:
+        # A single-file draft (llama.cpp's GGUF) keeps its config inside the file: no config.json.
+        if self._read_draft is not None and settings.draft_model_path and not _single_file(settings):
             draft = self._read_draft(record.meta.source, settings.draft_model_path)
         watched = self._read_watched() if self._read_watched is not None else None
         self._open(state, record.meta.source, record, snapshot(record.args, draft, watched), settings)

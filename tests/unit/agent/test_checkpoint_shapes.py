@@ -50,7 +50,7 @@ def run_agent(state: Path, log: Path) -> tuple[Agent, str]:
 
 def lines_total(metrics: str) -> float:
     for line in metrics.splitlines():
-        if line.startswith('acceptmon_lines_total{source="app"}'):
+        if line.startswith('acceptmon_lines_total{engine="sglang",source="app"}'):
             return float(line.rsplit(" ", 1)[1])
     raise AssertionError("no acceptmon_lines_total for app")
 

@@ -17,7 +17,12 @@ from acceptmon.pipeline import Pipeline
 from acceptmon.runs.batch import DecodeBatch
 from tests.conftest import ROOT, SAMPLES
 
-INPUTS = sorted(SAMPLES.glob("*.log")) + sorted((ROOT / "tests" / "golden").glob("*/input.log"))
+ENGINES = ("llamacpp", "lmdeploy", "sglang-next", "vllm-json")
+INPUTS = (
+    sorted(SAMPLES.glob("*.log"))
+    + sorted((ROOT / "tests" / "golden").glob("*/input.log"))
+    + sorted(p for e in ENGINES for p in (ROOT / "tests" / "data" / e).glob("*.log"))
+)
 
 
 def _render(data: bytes, with_sink: bool) -> str:

@@ -52,6 +52,12 @@ REGEXES: dict[str, tuple[re.Pattern[str], str]] = {
     "server_args._ANGLE_REPR": (server_args._ANGLE_REPR, "sub"),
     "llamacpp._LINE": (llamacpp._LINE, "search"),
     "llamacpp._REL_PREFIX": (llamacpp._REL_PREFIX, "match"),
+    "llamacpp._HEAD": (llamacpp._HEAD, "match"),
+    "llamacpp._BUILD": (llamacpp._BUILD, "search"),
+    "llamacpp._QUOTED": (llamacpp._QUOTED, "search"),
+    "llamacpp._SLOTS": (llamacpp._SLOTS, "search"),
+    "sglang._RATES": (sglang._RATES, "search"),
+    "layouts._BRACKETED": (re.compile(layouts._BRACKETED), "match"),
     "layouts.learned": (_learned_decode(), "fullmatch"),
 }
 
@@ -67,6 +73,10 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "pylog": lambda n: "2026-01-01 00:00:00 INFO [ " + "TP0" * (n // 3),
     "proc": lambda n: "(" + "a_" * (n // 2),
     "numbers": lambda n: "1.1e" * (n // 4),
+    "llama_build": lambda n: "build: 1 (a) with " * (n // 18),
+    "llama_quote": lambda n: "loading model '" * (n // 15),
+    "llama_head": lambda n: "srv " + " " * n + "x",
+    "positions": lambda n: "(per-position): [" + "0.5, " * (n // 5),
 }
 
 

@@ -108,7 +108,7 @@ def test_a_log_without_its_start_line(
         if declared:
             assert not warned and 'acceptmon_run_settings_unknown{source="gpu"} 0.0' in metrics
             assert run.settings.slots == 3  # (2.5 - 1) / 3 = 50% per token
-            assert 'acceptmon_spec_accept_rate{source="gpu"} 0.5' in metrics
+            assert 'acceptmon_spec_accept_rate{engine="sglang",source="gpu"} 0.5' in metrics
         else:
             assert len(warned) == 1 and 'acceptmon_run_settings_unknown{source="gpu"} 1.0' in metrics
     finally:
