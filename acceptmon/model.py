@@ -159,6 +159,17 @@ class SpecParamsUpdate:
     ema_accept_len: float | None
 
 
+@dataclass(frozen=True, slots=True)
+class RuntimeChange:
+    """A change under a running server, without a restart: an online weight update
+    (``kind="weight_update"``) or server args set at run time (``kind="config_override"``,
+    ``changes`` the new values, redacted as they are parsed)."""
+
+    meta: Meta
+    kind: str
+    changes: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+
 #: Kinds of ``acceptmon_parse_errors_total{kind}``: a damaged or unreadable record,
 #: a line over the splitter's length limit, a value outside its physical range,
 #: a start line over its size cap, and a record whose handling raised (contained).
@@ -190,11 +201,21 @@ Record = (
     | Shutdown
     | Crash
     | SpecParamsUpdate
+    | RuntimeChange
     | ParseError
 )
 
 RecordKind = Literal[
-    "decode", "prefill", "spec", "server_args", "ready", "shutdown", "crash", "spec_params", "error"
+    "decode",
+    "prefill",
+    "spec",
+    "server_args",
+    "ready",
+    "shutdown",
+    "crash",
+    "spec_params",
+    "runtime_change",
+    "error",
 ]
 
 KIND: dict[type, RecordKind] = {
@@ -206,6 +227,7 @@ KIND: dict[type, RecordKind] = {
     Shutdown: "shutdown",
     Crash: "crash",
     SpecParamsUpdate: "spec_params",
+    RuntimeChange: "runtime_change",
     ParseError: "error",
 }
 
@@ -261,6 +283,8 @@ class ConfigSnapshot:
     draft_config: dict[str, Any] | None = field(default=None, hash=False)
     watched: dict[str, Any] = field(default_factory=dict, hash=False)
     hash: str = ""
+    #: What changed under the running server since its start (online weight updates).
+    runtime: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +299,11 @@ class Run:
     settings: SpecSettings
     previous_run_id: str | None = None
     diff: ConfigDiff | None = None
+    #: What opened it: "start" (a start line), "log" (the log began mid-run), or a segment
+    #: of a running server: "weight_update", "config_override", "spec_params", "watched".
+    kind: str = "start"
+    #: The opening line's words, e.g. "Update weights end." (empty for a start).
+    reason: str = ""
 
 
 Severity = Literal["critical", "warning", "info"]
@@ -313,6 +342,9 @@ class Finding:
     #: Acceptance when the finding resolved (what the RESOLVED message reports).
     now_accept_len: float | None = None
     now_accept_rate: float | None = None
+    #: The kind and reason of the run the finding is about (``Run.kind``, ``Run.reason``).
+    run_kind: str = ""
+    run_reason: str = ""
 
     def changed_keys(self) -> list[str]:
         return self.diff.keys() if self.diff else []

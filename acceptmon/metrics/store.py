@@ -79,6 +79,8 @@ class SourceStats:
     #: accept len, accept rate); the gauges aggregate them. Rebuilt from the log, not saved.
     dp: dict[int, DpValues] = field(default_factory=dict)
     dp_ts: dict[int, float | None] = field(default_factory=dict)
+    #: vLLM's per-position acceptance of the last interval that printed it (at most MAX_POSITIONS).
+    positions: list[float] = field(default_factory=list)
 
     def count_error(self, kind: str, n: int = 1) -> None:
         self.counters["parse_errors"] += n
@@ -91,6 +93,7 @@ class SourceStats:
             "buckets": self.buckets,
             "gauges": self.gauges,
             "v0_last": self.v0_last,
+            "positions": self.positions,
         }
 
     @classmethod
@@ -102,6 +105,7 @@ class SourceStats:
             stats.buckets = [int(v) for v in saved]
         stats.gauges.update({k: v for k, v in data.get("gauges", {}).items() if k in GAUGES})
         stats.v0_last = {k: (int(v[0]), int(v[1])) for k, v in data.get("v0_last", {}).items()}
+        stats.positions = [float(v) for v in data.get("positions", [])][:MAX_POSITIONS]
         kinds = data.get("error_kinds", {})
         stats.error_kinds.update({k: float(v) for k, v in kinds.items() if k in PARSE_ERROR_KINDS})
         # Checkpoints from before the split: the unattributed rest was malformed lines.
@@ -111,6 +115,8 @@ class SourceStats:
         return stats
 
 
+#: Draft positions exported per source (vLLM prints 3, 5 or 15; the label set stays bounded).
+MAX_POSITIONS = 16
 #: DP ranks remembered per source for the aggregate gauges (the label set stays bounded).
 MAX_DP_RANKS = 256
 #: A DP rank whose last Decode line is this much older (log time) than the newest is idle.
@@ -302,6 +308,8 @@ class Store:
         c, g = s.counters, s.gauges
         c["spec_lines"] += 1
         g["accept_rate"] = sample.accept_rate
+        if sample.per_position:
+            s.positions = list(sample.per_position[:MAX_POSITIONS])
         ts = epoch(sample.meta.ts)
         if ts is not None:
             g["last_decode_ts"] = ts

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, tzinfo
 
 from acceptmon.log_time import LocalTime
 from acceptmon.model import DecodeSample, Meta, PrefillSample, Ranks, Record, ServerReady, Shutdown
-from acceptmon.parse import sglang, vllm
+from acceptmon.parse import runtime, sglang, vllm
 from acceptmon.parse.layouts import DecodeShapes, DecodeValues, PrefillShapes
 from acceptmon.parse.markers import OTHER, REQUEST, REQUEST_MARKERS, SENTENCE
 from acceptmon.parse.prefix import ANSI, PrefixCache
@@ -163,7 +163,7 @@ class LineParser:
         if marker == "Prefill batch":
             at = text.rfind(marker)
             return sglang.parse_prefill(text[at + _PREFILL_LEN :], self._meta(text[:at], lineno))
-        if marker in vllm.MARKERS:
+        if marker in vllm.MARKERS or marker in vllm.START_MARKERS:
             return self._spec(text, at, marker, lineno)
         if marker == "Avg prompt throughput":
             self._engine = vllm.engine_of(text)
@@ -178,6 +178,8 @@ class LineParser:
             return Shutdown(meta, message[:200])
         if marker == "Adaptive spec params updated":
             return sglang.parse_adaptive(message, meta)
+        if marker in runtime.MARKERS:
+            return runtime.parse(marker, message, meta)
         return sglang.crash(message, meta)
 
     def _spec(self, text: str, at: int, marker: str, lineno: int) -> Record:
@@ -185,5 +187,7 @@ class LineParser:
         wall = vllm.timestamp(prefix, self._vclock)
         ts = self._local.aware(wall) if wall is not None else None
         meta = Meta(self.source, lineno, ts, vllm.ranks_of(prefix))
+        if marker in vllm.START_MARKERS:
+            return vllm.parse_start(marker, text[at + len(marker) :], meta)
         engine, self._engine = self._engine, None
         return vllm.parse_spec(text[at + len(marker) :], meta, engine)
