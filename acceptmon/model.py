@@ -177,6 +177,17 @@ class SpecParamsUpdate:
     ema_accept_len: float | None
 
 
+@dataclass(frozen=True, slots=True)
+class RuntimeChange:
+    """A change under a running server, without a restart: an online weight update
+    (``kind="weight_update"``) or server args set at run time (``kind="config_override"``,
+    ``changes`` the new values, redacted as they are parsed)."""
+
+    meta: Meta
+    kind: str
+    changes: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+
 #: Kinds of ``acceptmon_parse_errors_total{kind}``: a damaged or unreadable record,
 #: a line over the splitter's length limit, a value outside its physical range,
 #: a start line over its size cap, and a record whose handling raised (contained).
@@ -209,6 +220,7 @@ Record = (
     | Crash
     | SpecParamsUpdate
     | PositionRates
+    | RuntimeChange
     | ParseError
 )
 
@@ -222,6 +234,7 @@ RecordKind = Literal[
     "crash",
     "spec_params",
     "positions",
+    "runtime_change",
     "error",
 ]
 
@@ -235,6 +248,7 @@ KIND: dict[type, RecordKind] = {
     Crash: "crash",
     SpecParamsUpdate: "spec_params",
     PositionRates: "positions",
+    RuntimeChange: "runtime_change",
     ParseError: "error",
 }
 
@@ -290,6 +304,8 @@ class ConfigSnapshot:
     draft_config: dict[str, Any] | None = field(default=None, hash=False)
     watched: dict[str, Any] = field(default_factory=dict, hash=False)
     hash: str = ""
+    #: What changed under the running server since its start (online weight updates).
+    runtime: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +320,11 @@ class Run:
     settings: SpecSettings
     previous_run_id: str | None = None
     diff: ConfigDiff | None = None
+    #: What opened it: "start" (a start line), "log" (the log began mid-run), or a segment
+    #: of a running server: "weight_update", "config_override", "spec_params", "watched".
+    kind: str = "start"
+    #: The opening line's words, e.g. "Update weights end." (empty for a start).
+    reason: str = ""
 
 
 Severity = Literal["critical", "warning", "info"]
@@ -344,6 +365,9 @@ class Finding:
     now_accept_rate: float | None = None
     #: The inference server of the source (``sglang``, ``vllm``, ``llamacpp``, ``lmdeploy``), if known.
     engine: str = ""
+    #: The kind and reason of the run the finding is about (``Run.kind``, ``Run.reason``).
+    run_kind: str = ""
+    run_reason: str = ""
 
     def changed_keys(self) -> list[str]:
         return self.diff.keys() if self.diff else []

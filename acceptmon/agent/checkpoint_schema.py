@@ -131,7 +131,10 @@ def _entry(raw: Any, where: str) -> None:
 
 def _stats(raw: Any, where: str) -> None:
     d = _obj(
-        raw, where, required={"counters", "buckets", "gauges"}, optional={"v0_last", "error_kinds", "engine"}
+        raw,
+        where,
+        required={"counters", "buckets", "gauges"},
+        optional={"v0_last", "error_kinds", "engine", "positions"},
     )
     if "engine" in d:
         _str(d["engine"], f"{where}.engine")
@@ -151,6 +154,8 @@ def _stats(raw: Any, where: str) -> None:
         _known(k, GAUGES, f"{where}.gauges")
         if v is not None:
             _number(v, f"{where}.gauges.{k}")
+    for i, v in enumerate(_list(d.get("positions") or [], f"{where}.positions")):
+        _number(v, f"{where}.positions[{i}]", low=0.0)
     for k, v in _map(d.get("v0_last") or {}, f"{where}.v0_last").items():
         pair = _list(v, f"{where}.v0_last.{k}")
         if len(pair) != 2:
@@ -190,7 +195,16 @@ def run(raw: Any, where: str) -> Json:
         raw,
         where,
         required={"source", "run_id"},
-        optional={"started", "started_lineno", "previous_run_id", "settings", "config", "diff"},
+        optional={
+            "started",
+            "started_lineno",
+            "previous_run_id",
+            "settings",
+            "config",
+            "diff",
+            "kind",
+            "reason",
+        },
     )
     _str(d["source"], f"{where}.source")
     _str(d["run_id"], f"{where}.run_id")
@@ -203,11 +217,18 @@ def run(raw: Any, where: str) -> Json:
     if "started_lineno" in d:
         _int(d["started_lineno"], f"{where}.started_lineno")
     _opt(d.get("previous_run_id"), f"{where}.previous_run_id", _str)
+    _opt(d.get("kind"), f"{where}.kind", _str)
+    _opt(d.get("reason"), f"{where}.reason", _str)
     for k, v in _map(d.get("settings") or {}, f"{where}.settings").items():
         _known(k, tuple(_SETTINGS), f"{where}.settings")
         _SETTINGS[k](v, f"{where}.settings.{k}")
     if d.get("config") is not None:
-        c = _obj(d["config"], f"{where}.config", optional={"hash", "server_args", "draft_config", "watched"})
+        c = _obj(
+            d["config"],
+            f"{where}.config",
+            optional={"hash", "server_args", "draft_config", "watched", "runtime"},
+        )
+        _map(c.get("runtime") or {}, f"{where}.config.runtime")
         _str(c.get("hash", ""), f"{where}.config.hash")
         _map(c.get("server_args") or {}, f"{where}.config.server_args")
         _map(c.get("watched") or {}, f"{where}.config.watched")

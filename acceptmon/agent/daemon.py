@@ -101,6 +101,8 @@ def _compact_saved(source: str, row: dict[str, Any]) -> dict[str, Any]:
     return {
         "source": source,
         "run_id": row.get("run_id"),
+        "kind": row.get("kind") or "start",
+        "reason": row.get("reason") or "",
         "started": row.get("started"),
         "intervals": None,
         "accept_len_median": None,

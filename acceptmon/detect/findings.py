@@ -11,6 +11,7 @@ from acceptmon.detect.compare import Comparison, Level
 from acceptmon.detect.series import rate_from_len
 from acceptmon.model import ConfigDiff, Finding, Run
 from acceptmon.redact import is_redacted
+from acceptmon.runs.summary import describe_segment
 
 DROP = "acceptance_drop_after_change"
 COLLAPSED = "speculation_collapsed"
@@ -66,7 +67,11 @@ def compose(diffs: Sequence[ConfigDiff | None]) -> ConfigDiff | None:
     return out or None
 
 
-def _what_changed(diff: ConfigDiff | None) -> str:
+def _what_changed(diff: ConfigDiff | None, run: Run | None = None) -> str:
+    segment = describe_segment(run) if run is not None else None
+    if segment is not None:  # a segment of a running server names itself, then other changes
+        keys = [k for k in (diff.keys() if diff else []) if not k.startswith("runtime.")]
+        return segment + (" with a change to " + ", ".join(keys[:3]) if keys else "")
     if not diff:
         return NO_CHANGE
     keys = diff.keys()
@@ -86,7 +91,7 @@ def drop_finding(
     b_rate, a_rate = _rate(cmp.before, slots[0]), _rate(cmp.after, slots[1])
     rates = f" (accept rate {b_rate:.2f} → {a_rate:.2f})" if b_rate is not None and a_rate is not None else ""
     summary = (
-        f"accept len on {run.source} fell {cmp.drop:.0%} after {_what_changed(diff)}: median "
+        f"accept len on {run.source} fell {cmp.drop:.0%} after {_what_changed(diff, run)}: median "
         f"{cmp.before.value:.2f} → {cmp.after.value:.2f}{rates}, p = {cmp.p_value:.1e} over "
         f"{cmp.before_n} vs {cmp.after_n} intervals"
     )
@@ -111,6 +116,8 @@ def drop_finding(
         diff=diff,
         model=run.settings.model_path,
         draft_model=run.settings.draft_model_path,
+        run_kind=run.kind,
+        run_reason=run.reason,
     )
 
 
@@ -129,6 +136,8 @@ def simple_finding(rule: str, run: Run, summary: str, key: str, after_len: float
         diff=None if rule == STALLED else run.diff,  # a stall is not explained by a config change
         model=run.settings.model_path,
         draft_model=run.settings.draft_model_path,
+        run_kind=run.kind,
+        run_reason=run.reason,
     )
 
 

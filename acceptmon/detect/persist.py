@@ -71,6 +71,7 @@ def _dump_source(s: SourceState) -> Json:
         "last": None if s.last is None else _dump_point(s.last),
         "last_ts": _iso(s.last_ts),
         "spec_prev": [[e, p.accepted_tokens, p.drafted_tokens] for e, p in s.spec_prev.items()],
+        "positions": s.positions.dump(),
     }
 
 
@@ -87,6 +88,7 @@ def _load_source(name: str, d: Mapping[str, Any], cfg: DetectConfig) -> SourceSt
     s.last = None if d["last"] is None else _load_point(d["last"])
     s.last_ts = _time(d["last_ts"])
     s.spec_prev = {e: _spec_prev(name, e, acc, dra) for e, acc, dra in d["spec_prev"]}
+    s.positions.load(d.get("positions"))
     return s
 
 

@@ -199,6 +199,8 @@ def run_json(r: RunStats) -> dict[str, Any]:
     m = r.median()
     return {
         "run_id": r.run.run_id,
+        "kind": r.run.kind,
+        "reason": r.run.reason,
         "started": r.run.started.isoformat() if r.run.started else None,
         "duration_s": r.lasted(),
         "intervals": r.intervals,

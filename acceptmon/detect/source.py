@@ -9,7 +9,7 @@ next run's baseline, and its last ``recent``), one frozen baseline, the baseline
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from acceptmon.detect import bulk
@@ -27,6 +27,7 @@ from acceptmon.detect.findings import (
     source_key,
     without_secrets,
 )
+from acceptmon.detect.positions import Positions
 from acceptmon.detect.rules import Drift, Persistence, Transition, stall_reason
 from acceptmon.detect.series import (
     Head,
@@ -159,6 +160,7 @@ class SourceState:
         self.last: Point | None = None
         self.last_ts: datetime | None = None
         self.spec_prev: dict[int | None, SpecSample] = {}
+        self.positions = Positions()  # vLLM's per-position acceptance per run, for drop findings
 
     def status(self) -> SourceStatus:
         c, b = self.current, self.baseline
@@ -230,6 +232,7 @@ class SourceState:
     def _point(self, sample: DecodeSample | SpecSample) -> Point | None:
         if isinstance(sample, DecodeSample):
             return decode_point(sample, self.current.slots)
+        self.positions.add(self.current.run.run_id, sample)
         prev = self.spec_prev.get(sample.engine)
         if sample.cumulative:
             self.spec_prev[sample.engine] = sample
@@ -330,6 +333,9 @@ class SourceState:
         cmp = compare(base.strata, rd.head.strata, cfg.min_stratum)
         if cmp is not None and regressed(cmp, cfg):
             finding = drop_finding(rd.run, base.run, cmp, compose(self.pending), (base.slots, rd.slots))
+            fell = self.positions.words(base.run.run_id, rd.run.run_id)
+            if fell:
+                finding = replace(finding, summary=finding.summary + fell)
             self.book.fire(finding, self.last_ts)
             self.refs[finding.key] = base
             if len(self.refs) > MAX_OPEN_DROPS:

@@ -86,6 +86,11 @@ _STORE: tuple[MetricDef, ...] = (
         "Log timestamp of the last Decode line (wall time read in the source's time zone).",
     ),
     _g(
+        "acceptmon_spec_position_accept_ratio",
+        "vLLM: fraction of drafts whose token at this position (0-based) was accepted, last interval.",
+        ("source", "position"),
+    ),
+    _g(
         "acceptmon_run_info",
         "Current run of a source; speculative settings as labels (always 1).",
         (
@@ -281,6 +286,9 @@ def _add(fam: Metric, m: MetricDef, source: str, s: SourceStats, host: str) -> N
                 buckets.append((repr(bound), cum))
             buckets.append(("+Inf", int(s.counters["accept_len_count"])))
             fam.add_metric(labels, buckets, s.counters["accept_len_sum"])  # type: ignore[attr-defined]
+    elif m.name == "acceptmon_spec_position_accept_ratio":
+        for position, ratio in enumerate(s.positions):
+            fam.add_metric([*labels, str(position)], ratio)  # type: ignore[attr-defined]
     elif m.name == "acceptmon_run_info" and s.run is not None:
         fam.add_metric(_run_labels(source, s, host), 1.0)  # type: ignore[attr-defined]
 

@@ -82,6 +82,8 @@ class SourceStats:
     #: The inference server writing the log (``sglang``, ``vllm``, ``llamacpp``, ``lmdeploy``):
     #: the ``engine`` label, from its latest acceptance line; empty until one is seen.
     engine: str = ""
+    #: vLLM's per-position acceptance of the last interval that printed it (at most MAX_POSITIONS).
+    positions: list[float] = field(default_factory=list)
 
     def count_error(self, kind: str, n: int = 1) -> None:
         self.counters["parse_errors"] += n
@@ -95,6 +97,7 @@ class SourceStats:
             "gauges": self.gauges,
             "v0_last": self.v0_last,
             "engine": self.engine,
+            "positions": self.positions,
         }
 
     @classmethod
@@ -108,6 +111,7 @@ class SourceStats:
         stats.v0_last = {k: (int(v[0]), int(v[1])) for k, v in data.get("v0_last", {}).items()}
         engine = data.get("engine", "")
         stats.engine = engine if isinstance(engine, str) and engine in ENGINES else ""
+        stats.positions = [float(v) for v in data.get("positions", [])][:MAX_POSITIONS]
         kinds = data.get("error_kinds", {})
         stats.error_kinds.update({k: float(v) for k, v in kinds.items() if k in PARSE_ERROR_KINDS})
         # Checkpoints from before the split: the unattributed rest was malformed lines.
@@ -121,6 +125,8 @@ class SourceStats:
 SGLANG, VLLM, LLAMACPP, LMDEPLOY = "sglang", "vllm", "llamacpp", "lmdeploy"
 ENGINES = frozenset({SGLANG, VLLM, LLAMACPP, LMDEPLOY})
 
+#: Draft positions exported per source (vLLM prints 3, 5 or 15; the label set stays bounded).
+MAX_POSITIONS = 16
 #: DP ranks remembered per source for the aggregate gauges (the label set stays bounded).
 MAX_DP_RANKS = 256
 #: A DP rank whose last Decode line is this much older (log time) than the newest is idle.
@@ -315,6 +321,8 @@ class Store:
         s.engine = sample.engine_name if sample.engine_name in ENGINES else VLLM
         c["spec_lines"] += 1
         g["accept_rate"] = sample.accept_rate
+        if sample.per_position:
+            s.positions = list(sample.per_position[:MAX_POSITIONS])
         ts = epoch(sample.meta.ts)
         if ts is not None:
             g["last_decode_ts"] = ts

@@ -32,6 +32,8 @@ def finding_payload(finding: Finding) -> dict[str, Any]:
         "key": finding.key,
         "summary": finding.summary,
         "run_id": finding.run_id,
+        "run_kind": finding.run_kind or None,
+        "run_reason": finding.run_reason or None,
         "baseline_run_id": finding.baseline_run_id,
         "first_seen": _iso(finding.first_seen),
         "resolved_at": _iso(finding.resolved_at),

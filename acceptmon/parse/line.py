@@ -42,7 +42,7 @@ from acceptmon.model import (
     Shutdown,
     SpecSample,
 )
-from acceptmon.parse import llamacpp, sglang, vllm
+from acceptmon.parse import llamacpp, runtime, sglang, vllm
 from acceptmon.parse.layouts import DecodeShapes, DecodeValues, PrefillShapes
 from acceptmon.parse.markers import LMDEPLOY, OTHER, REQUEST, REQUEST_MARKERS, SENTENCE
 from acceptmon.parse.prefix import ANSI, PrefixCache, parse_ts
@@ -307,7 +307,7 @@ class LineParser:
         if marker == "Prefill batch":
             at = text.rfind(marker)
             return sglang.parse_prefill(text[at + _PREFILL_LEN :], self._meta(text[:at], lineno))
-        if marker in vllm.MARKERS:
+        if marker in vllm.MARKERS or marker in vllm.START_MARKERS:
             return self._spec(text, at, marker, lineno)
         if marker == LMDEPLOY:
             return self._lmdeploy(text, at, lineno)
@@ -324,6 +324,8 @@ class LineParser:
             return Shutdown(meta, message[:200])
         if marker == "Adaptive spec params updated":
             return sglang.parse_adaptive(message, meta)
+        if marker in runtime.MARKERS:
+            return runtime.parse(marker, message, meta)
         return sglang.crash(message, meta)
 
     def _spec(self, text: str, at: int, marker: str, lineno: int) -> Record:
@@ -331,6 +333,8 @@ class LineParser:
         wall = vllm.timestamp(prefix, self._vclock)
         ts = self._local.aware(wall) if wall is not None else None
         meta = Meta(self.source, lineno, ts, vllm.ranks_of(prefix))
+        if marker in vllm.START_MARKERS:
+            return vllm.parse_start(marker, text[at + len(marker) :], meta)
         engine, self._engine = self._engine, None
         return vllm.parse_spec(text[at + len(marker) :], meta, engine)
 

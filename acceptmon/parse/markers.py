@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from acceptmon.parse import llamacpp, sglang, vllm
+from acceptmon.parse import llamacpp, runtime, sglang, vllm
 
 MarkerKind = Literal["batch", "event", "request"]
 
@@ -53,6 +53,8 @@ MARKERS: tuple[Marker, ...] = (
     Marker("SIGQUIT received", "event", sentence=True),
     Marker("Watchdog timeout", "event", sentence=True),
     *(Marker(m, "event") for m in vllm.MARKERS),
+    *(Marker(m, "event") for m in vllm.START_MARKERS),
+    *(Marker(m, "event") for m in runtime.MARKERS),
     Marker("Adaptive spec params updated", "event"),
     Marker("Avg prompt throughput", "event", sentence=True),
     Marker(LMDEPLOY, "event"),

@@ -40,6 +40,12 @@ def parse_args(text: str) -> dict[str, Any] | None:
     rest = text[at + len("server_args") :].lstrip() if at >= 0 else text
     if rest[:1] in "=:":
         rest = rest[1:].strip()
+    return parse_mapping(rest)
+
+
+def parse_mapping(text: str) -> dict[str, Any] | None:
+    """A dict repr or a ``Name(key=value, …)`` repr → a dict (None when unreadable or empty)."""
+    rest = text.strip()
     if not rest or len(rest) > MAX_ARGS_CHARS:
         return None
     node = _parse(rest)
@@ -103,3 +109,66 @@ def _constant(value: object) -> Any:
     if value is Ellipsis:
         return "..."
     return repr(value)
+
+
+def parse_pairs(text: str) -> dict[str, Any] | None:
+    """``a='x', b=5, c=Cfg(d=2), e=org/model)``: vLLM v0's engine config line, whose ``%s``
+    values are not all Python (``served_model_name=org/model``, ``dtype=torch.bfloat16``).
+
+    Split at ``", "`` outside quotes and brackets where a ``key=`` follows; a value that is a
+    literal or a ``Name(k=v)`` repr is converted as in ``parse_args``, any other stays its text.
+    The format's unopened closing parenthesis at the end is dropped. One pass over the text.
+    """
+    if len(text) > MAX_ARGS_CHARS:
+        return None
+    out: dict[str, Any] = {}
+    for part in _top_level(text.strip()):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if eq and key.isidentifier():
+            out[key] = _loose(value.strip())
+    return out or None
+
+
+def _top_level(text: str) -> list[str]:
+    """``text`` cut at ``", "`` outside quotes and brackets, where a ``key=`` follows (else the
+    comma belongs to the value); an unbalanced closing bracket at the very end is dropped."""
+    parts: list[str] = []
+    depth, quote, escaped, start = 0, "", False, 0
+    n = len(text)
+    for i, ch in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0 and i == n - 1:
+                n -= 1
+        elif ch == "," and depth == 0 and text.startswith(" ", i + 1) and _key_follows(text, i + 2):
+            parts.append(text[start:i])
+            start = i + 2
+    parts.append(text[start:n])
+    return parts
+
+
+def _key_follows(text: str, at: int) -> bool:
+    end = text.find("=", at, at + 80)
+    return end > at and text[at:end].isidentifier()
+
+
+#: Node types a ``%r``/``%s`` value converts from; any other (``org/model`` parses as a
+#: division) stays the text as printed.
+_PRINTED = (ast.Constant, ast.Name, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.UnaryOp, ast.Call)
+
+
+def _loose(value: str) -> Any:
+    node = _parse(value) if value else None
+    return _value(node) if isinstance(node, _PRINTED) else value

@@ -14,9 +14,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime, tzinfo
 
 from acceptmon.log_time import YEAR_SLACK
-from acceptmon.model import OUT_OF_RANGE, Meta, ParseError, SpecSample
+from acceptmon.model import OUT_OF_RANGE, TOO_LARGE, Meta, ParseError, ServerStart, SpecSample
+from acceptmon.parse.server_args import MAX_ARGS_CHARS, parse_mapping, parse_pairs
+from acceptmon.redact import redact_args
 
 MARKERS = ("SpecDecoding metrics:", "Speculative metrics:")
+#: Start lines: v1's API server prints the arguments that differ from the defaults (a dict
+#: repr); v0's engine prints ``Initializing an LLM engine (v0.6.3) with config: model=…, …)``.
+NON_DEFAULT, ENGINE_CONFIG = "non-default args:", "Initializing an LLM engine"
+START_MARKERS = (NON_DEFAULT, ENGINE_CONFIG)
 
 _NUM = r"(-?\d++(?:\.\d++)?+(?:[eE][-+]?\d++)?+|nan|inf)"
 _KEYS = re.compile(
@@ -198,3 +204,23 @@ def _parse_spec(body: str, meta: Meta, engine: int | None) -> SpecSample | Parse
 def ranks_of(prefix: str) -> tuple[tuple[str, int], ...]:
     """``(EngineCore_DP1 pid=7)`` / ``(Worker_TP0 pid=9)`` → (("dp", 1),) / (("tp", 0),)."""
     return tuple((kind.lower(), int(num)) for kind, num in _PROC.findall(prefix))
+
+
+def parse_start(marker: str, body: str, meta: Meta) -> ServerStart | ParseError:
+    """The text after a start marker → a ServerStart with redacted args.
+
+    v0's config line carries the version (``vllm_version``) in front of ``with config:``.
+    """
+    if len(body) > MAX_ARGS_CHARS:
+        return ParseError(meta, "vllm start: line too large", TOO_LARGE)
+    if marker == NON_DEFAULT:
+        args = parse_mapping(body)
+    else:
+        head, sep, rest = body.partition("with config:")
+        args = parse_pairs(rest) if sep else None
+        version = head.strip().strip("()")
+        if args is not None and version.startswith("v") and len(version) < 40:
+            args = {"vllm_version": version[1:], **args}
+    if args is None:
+        return ParseError(meta, "vllm start: unreadable")
+    return ServerStart(meta=meta, args=redact_args(args))

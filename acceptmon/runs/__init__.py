@@ -5,6 +5,15 @@ line (or by the first record when the log starts mid-run), closed by a
 shutdown, a crash or the next start. Its snapshot is the parsed server args
 minus per-start noise, plus the draft model's ``config.json`` — which is
 where the EAGLE-3 layer ids live and which no log line shows.
+
+A server can also change while it runs: an online weight update, a config
+override, an adaptive draft-steps change, an edited watched file. Each opens a
+*segment*: a new run (``kind`` says which, ``reason`` how) with its own
+snapshot and a diff against the one before, so the detector, ``/api/runs`` and
+``acceptmon runs`` treat it as the boundary it is. A weight update has no key
+of its own in the server args; the snapshot counts it (``runtime.weight_updates``).
+vLLM's start lines (``non-default args``, v0's engine config) open runs as
+SGLang's ``server_args`` do; their ``speculative_config`` gives the settings.
 """
 
 from __future__ import annotations
@@ -21,8 +30,10 @@ from acceptmon.model import (
     Crash,
     DecodeSample,
     Meta,
+    Ranks,
     Record,
     Run,
+    RuntimeChange,
     ServerReady,
     ServerStart,
     Shutdown,
@@ -39,10 +50,33 @@ VOLATILE_ARGS = frozenset({"random_seed"})
 DraftReader = Callable[[str, str], "dict[str, Any] | None"]
 
 
+#: Run kinds that mark a segment of a running server (no restart), and how a finding says it.
+SEGMENT_KINDS = {
+    "weight_update": "an online weight update",
+    "config_override": "a config change at run time",
+    "spec_params": "an adaptive draft-steps change",
+    "watched": "a change to watched files",
+}
+
+
+#: Keys only llama.cpp's start-up facts carry (its ``model`` key is also vLLM's).
+LLAMACPP_ARGS = frozenset({"build", "model_draft", "n_parallel"})
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
 def settings_from_args(args: dict[str, Any]) -> SpecSettings:
+    if (
+        "model_path" not in args
+        and not LLAMACPP_ARGS & args.keys()
+        and ("model" in args or "speculative_config" in args)
+    ):
+        return _vllm_settings(args)
+
     def num(key: str) -> int | None:
-        v = args.get(key)
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
+        return _int(args.get(key))
 
     algorithm = args.get("speculative_algorithm")
     interval = num("decode_log_interval")
@@ -65,6 +99,47 @@ def _str_or_none(v: Any) -> str | None:
     return str(v) if v not in (None, "") else None
 
 
+def _vllm_settings(args: dict[str, Any]) -> SpecSettings:
+    """vLLM: ``speculative_config`` (v1 a dict of the CLI's JSON, v0/v1 engine lines a
+    ``SpeculativeConfig(…)`` repr; older CLIs top-level ``speculative_model`` and
+    ``num_speculative_tokens``). k draft tokens per round: the run's slots."""
+    spec = args.get("speculative_config")
+    if isinstance(spec, str):
+        try:
+            spec = json.loads(spec)
+        except ValueError:
+            spec = None
+    spec = spec if isinstance(spec, dict) else {}
+    k = next(
+        (
+            n
+            for n in (
+                _int(spec.get("num_speculative_tokens")),
+                _int(spec.get("num_spec_tokens")),
+                _int(args.get("num_speculative_tokens")),
+            )
+            if n
+        ),
+        None,
+    )
+    draft = spec.get("model") or spec.get("draft_model") or args.get("speculative_model")
+    method = spec.get("method")
+    served = args.get("served_model_name")
+    if isinstance(served, list):
+        served = served[0] if served else None
+    return SpecSettings(
+        algorithm=str(method) if method else ("draft_model" if draft or k else None),
+        num_steps=k,
+        draft_model_path=_str_or_none(draft),
+        model_path=_str_or_none(served or args.get("model") or args.get("model_tag")),
+    )
+
+
+def _rank0(ranks: Ranks) -> bool:
+    """Every scheduler rank prints a runtime change; rank 0 (or a rank-less line) stands for all."""
+    return all(n == 0 for _, n in ranks)
+
+
 def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
     """Nested dicts → {dotted.path: leaf}; lists stay whole (they are values)."""
     if not isinstance(tree, dict):
@@ -85,20 +160,33 @@ def snapshot(
     draft: dict[str, Any] | None,
     watched: dict[str, Any] | None = None,
     ignore: frozenset[str] = VOLATILE_ARGS,
+    runtime: dict[str, Any] | None = None,
 ) -> ConfigSnapshot:
     # Secrets go here at the latest (start lines are redacted as they are parsed already).
     kept = redact_args({k: v for k, v in args.items() if k not in ignore})
     draft = redact_args(draft) if draft is not None else None
     watched = redact_args(watched or {})
-    tree = {"args": kept, "draft": draft, "watched": watched}
+    tree: dict[str, Any] = {"args": kept, "draft": draft, "watched": watched}
+    if runtime:  # absent from a start's tree, so hashes of starts stay what they were
+        tree["runtime"] = runtime
     digest = hashlib.sha256(json.dumps(tree, sort_keys=True, default=repr).encode()).hexdigest()
-    return ConfigSnapshot(server_args=kept, draft_config=draft, watched=watched, hash=digest[:16])
+    return ConfigSnapshot(
+        server_args=kept, draft_config=draft, watched=watched, hash=digest[:16], runtime=dict(runtime or {})
+    )
 
 
-def diff(before: ConfigSnapshot, after: ConfigSnapshot) -> ConfigDiff:
-    """Changed, added and removed keys as dotted paths (``draft.eagle_config.…``)."""
-    a = flatten({"args": before.server_args, "draft": before.draft_config or {}, "watched": before.watched})
-    b = flatten({"args": after.server_args, "draft": after.draft_config or {}, "watched": after.watched})
+def _tree(s: ConfigSnapshot, runtime: bool) -> dict[str, Any]:
+    tree = {"args": s.server_args, "draft": s.draft_config or {}, "watched": s.watched}
+    return {**tree, "runtime": s.runtime} if runtime and s.runtime else tree
+
+
+def diff(before: ConfigSnapshot, after: ConfigSnapshot, runtime: bool = True) -> ConfigDiff:
+    """Changed, added and removed keys as dotted paths (``draft.eagle_config.…``).
+
+    A start is diffed without ``runtime``: what changed under the old server (its online
+    weight updates) is gone after a restart, and is no cause of the new run's acceptance.
+    """
+    a, b = flatten(_tree(before, runtime)), flatten(_tree(after, runtime))
     changed = tuple((k, a[k], b[k]) for k in sorted(a.keys() & b.keys()) if a[k] != b[k])
     added = tuple((k, b[k]) for k in sorted(b.keys() - a.keys()))
     removed = tuple((k, a[k]) for k in sorted(a.keys() - b.keys()))
@@ -177,14 +265,19 @@ class RunTracker:
         if isinstance(record, ServerStart):
             self._start(state, record)
         elif state.current is None:
-            self._open(state, source, record, None, self._declared(source) if self._declared else None)
+            declared = self._declared(source) if self._declared else None
+            self._open(state, source, record, None, declared, kind="log")
+            if isinstance(record, SpecParamsUpdate | RuntimeChange):
+                return record  # the run it changes begins here: nothing to segment
         if isinstance(record, DecodeSample):
             return self._enrich(state, record)
         if isinstance(record, Shutdown | Crash):
             state.ended = True
             state.crashed = state.crashed or isinstance(record, Crash)
-        elif isinstance(record, SpecParamsUpdate) and state.current is not None:
+        elif isinstance(record, SpecParamsUpdate):
             self._adapt(state, record)
+        elif isinstance(record, RuntimeChange):
+            self._runtime(state, record)
         return record
 
     def _enrich(self, state: SourceRuns, sample: DecodeSample) -> DecodeSample:
@@ -210,11 +303,14 @@ class RunTracker:
         record: Record,
         config: ConfigSnapshot | None,
         settings: SpecSettings | None = None,
+        kind: str = "start",
+        reason: str = "",
     ) -> None:
         state.seq += 1
         prev = state.current
         base = prev
-        change = diff(prev.config, config) if prev and prev.config and config else None
+        segment = kind in SEGMENT_KINDS
+        change = diff(prev.config, config, runtime=segment) if prev and prev.config and config else None
         run = Run(
             source=source,
             run_id=f"r{state.seq}",
@@ -224,6 +320,8 @@ class RunTracker:
             settings=settings or SpecSettings(),
             previous_run_id=base.run_id if base else None,
             diff=change,
+            kind=kind,
+            reason=reason,
         )
         state.previous, state.current = prev, run
         state.ended = state.crashed = False
@@ -242,11 +340,13 @@ class RunTracker:
         run = state.current if state else None
         if state is None or state.ended or run is None or run.config is None:
             return None
-        config = snapshot(run.config.server_args, run.config.draft_config, watched, frozenset())
+        config = snapshot(
+            run.config.server_args, run.config.draft_config, watched, frozenset(), run.config.runtime
+        )
         if config.hash == run.config.hash:
             return None
         marker = ServerReady(Meta(source, run.started_lineno, None))
-        self._open(state, source, marker, config, run.settings)
+        self._open(state, source, marker, config, run.settings, "watched", "watched files changed")
         return state.current
 
     def checkpoint(self) -> dict[str, Any]:
@@ -274,11 +374,55 @@ class RunTracker:
             st.history = [r for r in (st.previous, st.current) if r is not None]
 
     def _adapt(self, state: SourceRuns, update: SpecParamsUpdate) -> None:
-        """Adaptive spec changed the active steps: chains draft steps tokens."""
+        """Adaptive spec changed the active steps (chains draft steps + 1 tokens): a segment."""
         run = state.current
-        assert run is not None
+        if run is None or state.ended or update.steps_after == run.settings.num_steps:
+            return
         s = run.settings
         drafts = update.steps_after + 1 if (s.eagle_topk or 1) == 1 else s.num_draft_tokens
-        state.current = replace(
-            run, settings=replace(s, num_steps=update.steps_after, num_draft_tokens=drafts)
+        settings = replace(s, num_steps=update.steps_after, num_draft_tokens=drafts)
+        config = run.config
+        if config is not None:
+            args = {**config.server_args, "speculative_num_steps": update.steps_after}
+            if drafts is not None:
+                args["speculative_num_draft_tokens"] = drafts
+            config = self._resnap(config, args, config.runtime)
+        reason = f"steps {update.steps_before} -> {update.steps_after}"
+        self._open(state, run.source, update, config, settings, "spec_params", reason)
+
+    def _runtime(self, state: SourceRuns, change: RuntimeChange) -> None:
+        """A weight update or a run-time config change: a segment with its own snapshot and diff.
+
+        Only rank 0's line counts (each rank prints one). A config change that changes
+        nothing in the snapshot (a repeat, or values the start line already had) opens none.
+        """
+        run = state.current
+        if run is None or state.ended or not _rank0(change.meta.ranks):
+            return
+        config, settings = run.config, run.settings
+        if change.kind == "weight_update":
+            if config is not None:
+                updates = _int(config.runtime.get("weight_updates")) or 0
+                config = self._resnap(
+                    config, config.server_args, {**config.runtime, "weight_updates": updates + 1}
+                )
+            self._open(state, run.source, change, config, settings, "weight_update", "Update weights end.")
+            return
+        if config is None:
+            return  # no snapshot to change: nothing to diff against
+        known = change.kind == "global_args"  # every arg printed: only the start line's keys
+        new = {k: v for k, v in change.changes.items() if not known or k in config.server_args}
+        new = {k: v for k, v in new.items() if k not in VOLATILE_ARGS}
+        args = {**config.server_args, **new}
+        after = self._resnap(config, args, config.runtime)
+        if after.hash == config.hash:
+            return
+        changed = sorted(k for k in new if config.server_args.get(k, object()) != args[k])
+        reason = (
+            "set " + ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
         )
+        self._open(state, run.source, change, after, settings_from_args(args), "config_override", reason)
+
+    @staticmethod
+    def _resnap(config: ConfigSnapshot, args: dict[str, Any], runtime: dict[str, Any]) -> ConfigSnapshot:
+        return snapshot(args, config.draft_config, config.watched, frozenset(), runtime)

@@ -52,8 +52,11 @@ def run_to_dict(run: Run) -> dict[str, Any]:
             "server_args": run.config.server_args,
             "draft_config": run.config.draft_config,
             "watched": run.config.watched,
+            **({"runtime": run.config.runtime} if run.config.runtime else {}),
         },
         "diff": None if run.diff is None else diff_to_dict(run.diff),
+        "kind": run.kind,
+        "reason": run.reason,
     }
 
 
@@ -87,10 +90,13 @@ def run_from_dict(d: dict[str, Any]) -> Run:
             draft_config=cfg.get("draft_config"),
             watched=cfg.get("watched") or {},
             hash=cfg.get("hash", ""),
+            runtime=cfg.get("runtime") or {},
         ),
         settings=SpecSettings(**d.get("settings", {})),
         previous_run_id=d.get("previous_run_id"),
         diff=diff_from_dict(d["diff"]) if d.get("diff") else None,
+        kind=str(d.get("kind") or "start"),
+        reason=str(d.get("reason") or ""),
     )
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from acceptmon.model import DecodeSample, Record, Run, SpecSample
-from acceptmon.runs import RunTracker
+from acceptmon.runs import SEGMENT_KINDS, RunTracker
 
 
 @dataclass
@@ -38,7 +38,19 @@ class RunSummary:
         return statistics.fmean(self.rates) if self.rates else None
 
 
+def describe_segment(run: Run) -> str | None:
+    """``an online weight update (no restart; segment r3 at line 120)``, or None for a start."""
+    words = SEGMENT_KINDS.get(run.kind)
+    if words is None:
+        return None
+    detail = f"{run.reason}; " if run.reason and run.kind != "weight_update" else ""
+    return f"{words} ({detail}no restart; segment {run.run_id} at line {run.started_lineno})"
+
+
 def describe_change(run: Run) -> str:
+    segment = describe_segment(run)
+    if segment is not None:
+        return segment
     if run.previous_run_id is None:
         return "first run seen"
     if run.diff is None:

@@ -1,7 +1,9 @@
 """End-to-end golden cases: ``oneshot`` output must match the stored files.
 
 ``ACCEPTMON_UPDATE_GOLDEN=1 pytest tests/golden`` rewrites the expected
-files; review the diff before committing.
+files; review the diff before committing. A case with ``expected.findings.jsonl``
+also holds the detector's findings (``--format findings``) to it; to add one to a
+case, create the file empty and update.
 """
 
 from __future__ import annotations
@@ -30,11 +32,16 @@ def _run(case: str, fmt: str, capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("fmt", ["prom", "jsonl"])
-@pytest.mark.parametrize("case", CASES)
+FINDING_CASES = [c for c in CASES if (HERE / c / "expected.findings.jsonl").exists()]
+
+
+@pytest.mark.parametrize(
+    ("case", "fmt"),
+    [(c, f) for c in CASES for f in ("prom", "jsonl")] + [(c, "findings") for c in FINDING_CASES],
+)
 def test_golden(case: str, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
     got = _run(case, fmt, capsys)
-    expected = HERE / case / f"expected.{fmt}"
+    expected = HERE / case / ("expected.findings.jsonl" if fmt == "findings" else f"expected.{fmt}")
     if UPDATE:
         expected.write_text(got)
     assert expected.exists(), f"{expected} missing: run with ACCEPTMON_UPDATE_GOLDEN=1"
