@@ -1,7 +1,8 @@
 """End-to-end golden cases: ``oneshot`` output must match the stored files.
 
 ``ACCEPTMON_UPDATE_GOLDEN=1 pytest tests/golden`` rewrites the expected
-files; review the diff before committing.
+files; review the diff before committing. The detector's findings are pinned
+(``expected.findings.jsonl``) in the cases that have the file.
 """
 
 from __future__ import annotations
@@ -30,11 +31,13 @@ def _run(case: str, fmt: str, capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("fmt", ["prom", "jsonl"])
+@pytest.mark.parametrize("fmt", ["prom", "jsonl", "findings"])
 @pytest.mark.parametrize("case", CASES)
 def test_golden(case: str, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    expected = HERE / case / ("expected.findings.jsonl" if fmt == "findings" else f"expected.{fmt}")
+    if fmt == "findings" and not expected.exists():
+        pytest.skip("no pinned findings for this case")
     got = _run(case, fmt, capsys)
-    expected = HERE / case / f"expected.{fmt}"
     if UPDATE:
         expected.write_text(got)
     assert expected.exists(), f"{expected} missing: run with ACCEPTMON_UPDATE_GOLDEN=1"
