@@ -15,7 +15,8 @@ labelled generator in ``bench/detect_sim.py``: a quiet server (a line every few
 minutes) whose draft change lowers accept len 35%; draft-length changes with the
 same draft model (not a regression); a worse draft hidden behind a longer one
 (accept len flat, per-token acceptance down); restarts without a config change
-on a server whose prompt mix swings ±15% for hours. In these, every finding that
+on a server whose prompt mix swings ±15% for hours (and one such restart that
+also lowers acceptance 35%). In these, every finding that
 is not the labelled one is a false alarm, per server-day of the case's streams.
 """
 
@@ -53,6 +54,7 @@ from bench.detect_sim import (
     quiet_drop,
     stall,
     steps_change,
+    swing_drop,
     swinging,
 )
 
@@ -68,6 +70,7 @@ CASES = {
     "steps": ("draft length", "same draft"),
     "hidden": ("draft length", "hidden α"),  # a worse draft behind a longer one; a row per α drop size
     "swing": ("mix swings ±15%", "no change"),
+    "swing-drop": ("mix swings ±15%", "35%, no change"),
 }
 
 
@@ -111,6 +114,7 @@ def hard_units(args: argparse.Namespace, seed: int) -> list[tuple[str, int, floa
     out: list[tuple[str, int, float]] = []
     for k, kind in enumerate(("quiet", "steps", "hidden")):
         out += [(kind, seed + 1_000_000 * (k + 1) + i, 0.35) for i in range(args.events)]
+    out += [("swing-drop", seed + 4_000_000 + i, 0.35) for i in range(max(1, args.events // 2))]
     # Half as many server-days as the fleet's clean ones, in streams of two days.
     for k, (kind, days) in enumerate(
         (("quiet-clean", args.server_days / 2), ("swing", args.server_days / 2))
@@ -130,6 +134,8 @@ def stream(kind: str, seed: int, param: float, source: str, level: float) -> Ite
         return hidden_drop(seed, source, level, param)
     if kind == "swing":
         return swinging(seed, source, level, param)
+    if kind == "swing-drop":
+        return swing_drop(seed, source, level, param)
     if kind == "clean":
         return clean(seed, source, level, param)
     if kind == "drop":

@@ -359,3 +359,20 @@ def swinging(seed: int, source: str, level: float, days: float) -> Iterator[Item
             srv.flip()
             stop, run = srv.restart(ConfigDiff(), run.run_id)
             yield from (stop, run)
+
+
+def swing_drop(seed: int, source: str, level: float, drop: float) -> Iterator[Item]:
+    """The swinging server's worst-timed plain restart, and acceptance ``drop`` below even the low."""
+    rng = random.Random(seed)
+    srv = Swinging(rng, source, level)
+    base = _first_run(rng, srv)
+    yield base
+    yield from srv.decode(flat, until=srv.t + rng.uniform(8, 24) * 3600)
+    while not (srv.sign > 0 and srv.t - srv.since > 2400):
+        yield from srv.decode(flat, count=50, fresh=False)
+    srv.flip()
+    stop, run = srv.restart(ConfigDiff(), base.run_id)
+    yield from (stop, run)
+    yield Truth("acceptance_drop_after_change", run.run_id, drop, srv.t)
+    srv.level *= 1 - drop
+    yield from srv.decode(flat, count=400)
