@@ -368,6 +368,13 @@ class Finding:
     #: The kind and reason of the run the finding is about (``Run.kind``, ``Run.reason``).
     run_kind: str = ""
     run_reason: str = ""
+    #: What a drop was measured in: "accept_len", or "per_token_acceptance" (α, solved from accept
+    #: len under the chain model) when the draft's length changed; the CIs, p-value and counts are
+    #: of that measure. ``measure_note`` says why (and when a tree draft made α incomparable).
+    measure: str = "accept_len"
+    measure_note: str = ""
+    before_per_token: float | None = None
+    after_per_token: float | None = None
 
     def changed_keys(self) -> list[str]:
         return self.diff.keys() if self.diff else []

@@ -52,6 +52,8 @@ class Server:
         self.running = 0
         self.collapsed = False  # speculation off: nothing accepted, whatever the load or prompts
         self._mix_until, self._mix = 0.0, 1.0
+        self.settings = SETTINGS
+        self.top = 4.0  # the largest accept len: draft steps + 1
 
     def load(self, t: float) -> float:
         """Mean #running-req: ~1 at 04:00, up to ~70 in the afternoon."""
@@ -71,7 +73,7 @@ class Server:
     def start(self, diff: ConfigDiff | None, prev: str | None) -> Run:
         self.runs += 1
         rid = f"{self.source}#{self.runs}"
-        return Run(self.source, rid, self.when(self.t), 0, None, SETTINGS, prev, diff)
+        return Run(self.source, rid, self.when(self.t), 0, None, self.settings, prev, diff)
 
     def when(self, t: float) -> datetime:
         return T0 + timedelta(seconds=t)
@@ -82,18 +84,26 @@ class Server:
         want = lam * rng.lognormvariate(0, 0.25) + backlog
         running = max(1, min(64, round(want)))
         queued = max(0, round(want - 64))
-        mean = level * self.mix(self.t) * (1 - 0.012 * math.log2(running))
+        mean = self.mean(level, running)
         sd = 0.25 * min(1.5, max(0.6, (8 / running) ** 0.25)) * (1.5 if warm else 1.0)
         sd *= min(1.0, (mean - 1) / 1.2)  # nothing accepted has no spread
         noise = rng.gauss(0, 1) / math.sqrt(rng.gammavariate(2, 2) / 4) / math.sqrt(2)
-        accept = round(min(4.0, max(1.0, mean + sd * noise)), 2)
+        accept = round(min(self.top, max(1.0, mean + sd * noise)), 2)
         if self.collapsed:
             accept = round(1.0 + abs(rng.gauss(0, 0.01)), 2)
         self.lineno += 1
         self.running = running
         meta = Meta(self.source, self.lineno, self.when(self.t))
-        self.t += 0.8 + 0.035 * running + rng.random() * 0.6
+        self.t += self.gap(running)
         return DecodeSample(meta, running, queued, 100.0 * running, accept_len=accept)
+
+    def mean(self, level: float, running: int) -> float:
+        """Mean accept len of an interval: the level, moved by the prompt mix and the batch size."""
+        return level * self.mix(self.t) * (1 - 0.012 * math.log2(running))
+
+    def gap(self, running: int) -> float:
+        """Seconds to the next Decode line while busy."""
+        return 0.8 + 0.035 * running + self.rng.random() * 0.6
 
     def decode(
         self, shape: Shape, until: float | None = None, count: int | None = None, fresh: bool = True
@@ -188,3 +198,181 @@ def stall(seed: int, source: str, level: float) -> Iterator[Item]:
     yield Truth("log_stalled", run.run_id, 0.0, srv.t)
     srv.t += rng.uniform(300, 1200)
     yield from srv.decode(flat, count=50)
+
+
+# -- harder cases (issue 12) -----------------------------------------------------------------
+
+STEPS = "server_args.speculative_num_steps"
+DRAFT_TOKENS = "server_args.speculative_num_draft_tokens"
+DRAFT_PATH = "server_args.speculative_draft_model_path"
+
+
+def chain_len(alpha: float, k: int) -> float:
+    """Accept len of a chain draft of ``k`` steps at per-token acceptance α."""
+    return sum(alpha**i for i in range(k + 1))
+
+
+def alpha_for(length: float, k: int) -> float:
+    """The α whose chain of ``k`` steps has accept len ``length``."""
+    lo, hi = 0.0, 1.0
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if chain_len(mid, k) < length else (lo, mid)
+    return (lo + hi) / 2
+
+
+def chain_settings(k: int) -> SpecSettings:
+    return SpecSettings(algorithm="EAGLE3", num_steps=k, eagle_topk=1, num_draft_tokens=k + 1)
+
+
+class Quiet(Server):
+    """A dev or staging server: one request at a time, a Decode line every few minutes."""
+
+    def load(self, t: float) -> float:
+        return 0.7 * self.scale
+
+    def gap(self, running: int) -> float:
+        return 30 + self.rng.expovariate(1 / 150)
+
+
+class Chain(Server):
+    """A chain draft of ``steps`` steps: ``level`` is the per-token acceptance α, and the prompt
+    mix and the batch size move α (accept len follows as Σ αⁱ)."""
+
+    def __init__(self, rng: random.Random, source: str, alpha: float, steps: int) -> None:
+        super().__init__(rng, source, alpha)
+        self.steps(steps)
+
+    def steps(self, k: int) -> None:
+        self.settings, self.top = chain_settings(k), float(k + 1)
+
+    def mean(self, level: float, running: int) -> float:
+        k = self.settings.num_steps or 1
+        return chain_len(min(1.0, super().mean(level, running)), k)
+
+
+class Swinging(Server):
+    """A prompt mix that moves acceptance ±12–15% for 1–4 hours at a time, alternating."""
+
+    def __init__(self, rng: random.Random, source: str, level: float) -> None:
+        super().__init__(rng, source, level)
+        self.sign = rng.choice((-1, 1))
+        self.since = 0.0  # when the current episode began
+
+    def mix(self, t: float) -> float:
+        if t >= self._mix_until:
+            self._mix_until = t + self.rng.uniform(3600, 4 * 3600)
+            self.sign, self.since = -self.sign, t
+            self._mix = 1 + self.sign * self.rng.uniform(0.12, 0.15)
+        return self._mix
+
+    def flip(self) -> None:
+        """End the episode now: the next interval starts the opposite one."""
+        self._mix_until = self.t
+
+
+def quiet_drop(seed: int, source: str, level: float, drop: float) -> Iterator[Item]:
+    """A quiet server's run of 60–300 intervals, then a draft change that lowers accept len by ``drop``."""
+    rng = random.Random(seed)
+    srv = Quiet(rng, source, level)
+    base = _first_run(rng, srv)
+    yield base
+    yield from srv.decode(flat, count=rng.randint(60, 300), fresh=False)
+    stop, run = srv.restart(ConfigDiff(changed=((LAYERS, [2, 20, 37], [1, 23, 44]),)), base.run_id)
+    yield from (stop, run)
+    yield Truth("acceptance_drop_after_change", run.run_id, drop, srv.t)
+    srv.level = max(1.0, srv.level * (1 - drop))
+    yield from srv.decode(flat, count=150, fresh=False)
+
+
+def quiet_clean(seed: int, source: str, level: float, days: float) -> Iterator[Item]:
+    """A quiet server's days with no real change: restarts every 50–400 intervals."""
+    rng = random.Random(seed)
+    srv = Quiet(rng, source, level)
+    srv.t = rng.uniform(0, DAY)
+    end = srv.t + days * DAY
+    run = srv.start(None, None)
+    yield run
+    while srv.t < end:
+        yield from srv.decode(flat, count=rng.randint(50, 400), fresh=False)
+        if srv.t < end:
+            benign = ConfigDiff(changed=((BENIGN, 64, 48),)) if rng.random() < 1 / 3 else ConfigDiff()
+            stop, run = srv.restart(benign, run.run_id)
+            yield from (stop, run)
+
+
+def _steps_diff(k1: int, k2: int, worse: bool) -> ConfigDiff:
+    changed: tuple[tuple[str, object, object], ...] = ((STEPS, k1, k2), (DRAFT_TOKENS, k1 + 1, k2 + 1))
+    if worse:
+        changed += ((DRAFT_PATH, "/models/draft-a", "/models/draft-b"),)
+    return ConfigDiff(changed=changed)
+
+
+def steps_change(seed: int, source: str, _level: float, _param: float) -> Iterator[Item]:
+    """A draft-length change with the draft model unchanged (e.g. 5 steps → 3): not a regression."""
+    rng = random.Random(seed)
+    k1 = rng.randint(3, 6)
+    k2 = rng.choice([k for k in range(2, 7) if abs(k - k1) >= 2])
+    srv = Chain(rng, source, rng.uniform(0.6, 0.85), k1)
+    base = _first_run(rng, srv)
+    yield base
+    yield from srv.decode(flat, count=rng.randint(800, 2500))
+    srv.steps(k2)
+    stop, run = srv.restart(_steps_diff(k1, k2, False), base.run_id)
+    yield from (stop, run)
+    yield from srv.decode(flat, count=400)
+
+
+def hidden_drop(seed: int, source: str, _level: float, _param: float) -> Iterator[Item]:
+    """A worse draft behind a longer one: steps k → k + 2..4 with α lowered so accept len stays flat."""
+    rng = random.Random(seed)
+    k1 = rng.randint(2, 3)
+    k2 = k1 + rng.randint(2, 4)
+    a1 = rng.uniform(0.65, 0.85)
+    a2 = alpha_for(chain_len(a1, k1), k2)
+    srv = Chain(rng, source, a1, k1)
+    base = _first_run(rng, srv)
+    yield base
+    yield from srv.decode(flat, count=rng.randint(800, 2500))
+    srv.steps(k2)
+    stop, run = srv.restart(_steps_diff(k1, k2, True), base.run_id)
+    yield from (stop, run)
+    yield Truth("acceptance_drop_after_change", run.run_id, 1 - a2 / a1, srv.t)
+    srv.level = a2
+    yield from srv.decode(flat, count=400)
+
+
+def swinging(seed: int, source: str, level: float, days: float) -> Iterator[Item]:
+    """Restarts without a config change on a server whose prompt mix swings ±15% for hours,
+    each timed at its worst: the old run ends 40+ minutes into a high, the new one starts low."""
+    rng = random.Random(seed)
+    srv = Swinging(rng, source, level)
+    srv.t = rng.uniform(0, DAY)
+    end = srv.t + days * DAY
+    run = srv.start(None, None)
+    yield run
+    while srv.t < end:
+        yield from srv.decode(flat, until=min(end, srv.t + rng.uniform(8, 24) * 3600))
+        while srv.t < end and not (srv.sign > 0 and srv.t - srv.since > 2400):
+            yield from srv.decode(flat, count=50, fresh=False)
+        if srv.t < end:
+            srv.flip()
+            stop, run = srv.restart(ConfigDiff(), run.run_id)
+            yield from (stop, run)
+
+
+def swing_drop(seed: int, source: str, level: float, drop: float) -> Iterator[Item]:
+    """The swinging server's worst-timed plain restart, and acceptance ``drop`` below even the low."""
+    rng = random.Random(seed)
+    srv = Swinging(rng, source, level)
+    base = _first_run(rng, srv)
+    yield base
+    yield from srv.decode(flat, until=srv.t + rng.uniform(8, 24) * 3600)
+    while not (srv.sign > 0 and srv.t - srv.since > 2400):
+        yield from srv.decode(flat, count=50, fresh=False)
+    srv.flip()
+    stop, run = srv.restart(ConfigDiff(), base.run_id)
+    yield from (stop, run)
+    yield Truth("acceptance_drop_after_change", run.run_id, drop, srv.t)
+    srv.level *= 1 - drop
+    yield from srv.decode(flat, count=400)

@@ -86,6 +86,7 @@ def observe_batch(state: SourceState, batch: DecodeBatch) -> bool:
         rd.head.extend(buckets, centis)
         rd.tail.extend(buckets, centis, [epochs[i] for i in used])
         rd.recent.extend(buckets, centis)
+        rd.swing.extend(buckets, centis)
         if rd.floor_cfg:
             rd.floor.skip_good(len(used))
 

@@ -49,12 +49,12 @@ class Comparison:
         return 1.0 - self.after.high / self.before.low if self.before.low > 0 else 0.0
 
 
-def _standardise(medians: list[MedianCI], weights: list[float]) -> Level:
+def _standardise(medians: list[MedianCI], weights: list[float], scale: float) -> Level:
     """Weighted sum of medians; the CI combines per-stratum order-statistic CIs as if normal."""
     value = sum(w * m.median for w, m in zip(weights, medians, strict=True))
     var = sum((w * (m.high - m.low) / (2 * Z95)) ** 2 for w, m in zip(weights, medians, strict=True))
     half = Z95 * math.sqrt(var)
-    return Level(value / 100, (value - half) / 100, (value + half) / 100)
+    return Level(value / scale, (value - half) / scale, (value + half) / scale)
 
 
 def overlap(before: Strata, after: Strata, min_stratum: int) -> list[int]:
@@ -66,8 +66,9 @@ def overlap(before: Strata, after: Strata, min_stratum: int) -> list[int]:
     )
 
 
-def compare(before: Strata, after: Strata, min_stratum: int) -> Comparison | None:
-    """Compare accept len of ``after`` against ``before``; None when no stratum overlaps."""
+def compare(before: Strata, after: Strata, min_stratum: int, scale: float = 100.0) -> Comparison | None:
+    """Compare accept len of ``after`` against ``before``; None when no stratum overlaps.
+    ``scale`` is what the histograms' values are multiples of (accept len: hundredths)."""
     buckets = overlap(before, after, min_stratum)
     if not buckets:
         return None
@@ -76,8 +77,8 @@ def compare(before: Strata, after: Strata, min_stratum: int) -> Comparison | Non
     weights = [n / total for n in n_after]
     p = stratified_less(rank_sum(after[b], before[b]) for b in buckets)
     return Comparison(
-        before=_standardise([median_ci(before[b]) for b in buckets], weights),
-        after=_standardise([median_ci(after[b]) for b in buckets], weights),
+        before=_standardise([median_ci(before[b]) for b in buckets], weights, scale),
+        after=_standardise([median_ci(after[b]) for b in buckets], weights, scale),
         p_value=p,
         before_n=sum(sum(before[b].values()) for b in buckets),
         after_n=total,

@@ -50,6 +50,13 @@ class DetectConfig:
     #: ``baseline_s`` before its end: the closer in time, the less the workload has moved.
     window: int = 2000
     baseline_s: float | None = 1800.0
+    #: ... but age is only a preference: the baseline keeps at least its last ``baseline_min``
+    #: intervals however old, so a quiet server (a line every few minutes) is judged too.
+    baseline_min: int = 200
+    #: A restart without a config change is judged against the lowest level the previous run
+    #: sustained over a block of this many intervals, not only its last window: a prompt mix
+    #: that swung acceptance by ±15% there may swing it again. 0 turns this off.
+    swing_block: int = 100
     recent: int = 100
     #: #running-req bucket edges: 1–3, 4–15, 16–63, 64+ by default.
     load_buckets: tuple[int, ...] = (4, 16, 64)
@@ -118,6 +125,8 @@ _RULES: dict[str, tuple[str, float, float]] = {
     "min_after": ("int", 2, 1_000_000),
     "head": ("int", 2, 1_000_000),
     "window": ("int", 20, 1_000_000),
+    "baseline_min": ("int", 0, 1_000_000),
+    "swing_block": ("int", 0, 1_000_000),
     "recent": ("int", 5, 1_000_000),
     "min_stratum": ("int", 1, 10_000),
     "collapse_intervals": ("int", 1, 10_000),
@@ -224,6 +233,8 @@ def _cross_checks(c: DetectConfig, where: str) -> list[str]:
         (c.warmup_max_intervals >= c.warmup_intervals, "warmup_max_intervals must be ≥ warmup_intervals"),
         (c.min_after <= min(c.recent, c.head), "min_after must be ≤ recent and ≤ head"),
         (c.min_before <= c.window, "min_before must be ≤ window"),
+        (c.baseline_min <= c.window, "baseline_min must be ≤ window"),
+        (c.swing_block == 0 or c.swing_block >= c.min_after, "swing_block must be 0 or ≥ min_after"),
         (c.min_stratum <= c.min_after, "min_stratum must be ≤ min_after"),
     ]
     return [f"{where}: {message}" for ok, message in checks if not ok]

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from acceptmon.detect.compare import Comparison, Level
+from acceptmon.detect.measure import Measure
 from acceptmon.detect.series import rate_from_len
 from acceptmon.model import ConfigDiff, Finding, Run
 from acceptmon.redact import is_redacted
@@ -18,6 +19,9 @@ COLLAPSED = "speculation_collapsed"
 FLOOR = "acceptance_below_floor"
 DRIFT = "acceptance_drift"
 STALLED = "log_stalled"
+
+#: What a drop is measured in when the draft's shape did not change.
+ACCEPT_LEN_ONLY = Measure()
 
 NO_CHANGE = "a restart with no config change visible in server_args or draft config.json"
 
@@ -85,16 +89,44 @@ def _rate(level: Level, slots: int | None) -> float | None:
 
 
 def drop_finding(
-    run: Run, baseline: Run, cmp: Comparison, diff: ConfigDiff | None, slots: tuple[int | None, int | None]
+    run: Run,
+    baseline: Run,
+    cmp: Comparison,
+    diff: ConfigDiff | None,
+    slots: tuple[int | None, int | None],
+    measure: Measure = ACCEPT_LEN_ONLY,
+    lens: Comparison | None = None,
+    low: float = 1.0,
 ) -> Finding:
-    """The critical finding for a run whose acceptance fell against its baseline run."""
-    b_rate, a_rate = _rate(cmp.before, slots[0]), _rate(cmp.after, slots[1])
+    """The critical finding for a run whose acceptance fell against its baseline run.
+
+    ``cmp`` is in ``measure``; ``lens`` is the accept-len comparison when that is another
+    (per-token acceptance), for the accept-len fields. ``low`` < 1 is the lowest level the
+    baseline run sustained relative to its last window (a restart without a config change),
+    which the drop was also measured from.
+    """
+    lens = lens or cmp
+    b_rate, a_rate = _rate(lens.before, slots[0]), _rate(lens.after, slots[1])
     rates = f" (accept rate {b_rate:.2f} → {a_rate:.2f})" if b_rate is not None and a_rate is not None else ""
-    summary = (
-        f"accept len on {run.source} fell {cmp.drop:.0%} after {_what_changed(diff, run)}: median "
-        f"{cmp.before.value:.2f} → {cmp.after.value:.2f}{rates}, p = {cmp.p_value:.1e} over "
-        f"{cmp.before_n} vs {cmp.after_n} intervals"
-    )
+    evidence = f"p = {cmp.p_value:.1e} over {cmp.before_n} vs {cmp.after_n} intervals"
+    if measure.per_token:
+        summary = (
+            f"per-token acceptance on {run.source} fell {cmp.drop:.0%} after {_what_changed(diff, run)}: α "
+            f"{cmp.before.value:.2f} → {cmp.after.value:.2f} (accept len {lens.before.value:.2f} → "
+            f"{lens.after.value:.2f}), {evidence}; {measure.note}"
+        )
+    else:
+        summary = (
+            f"accept len on {run.source} fell {cmp.drop:.0%} after {_what_changed(diff, run)}: median "
+            f"{cmp.before.value:.2f} → {cmp.after.value:.2f}{rates}, {evidence}"
+        )
+        if measure.note:
+            summary += f"; {measure.note}"
+    if low < 1.0:
+        summary += (
+            f"; below the lowest level run {baseline.run_id} sustained ({1 - low:.0%} under its last window)"
+        )
+    per_token = measure.per_token
     return Finding(
         rule=DROP,
         severity="critical",
@@ -104,8 +136,8 @@ def drop_finding(
         summary=summary,
         first_seen=None,
         key=change_key(run.source, baseline.run_id, run.run_id),
-        before_accept_len=round(cmp.before.value, 4),
-        after_accept_len=round(cmp.after.value, 4),
+        before_accept_len=round(lens.before.value, 4),
+        after_accept_len=round(lens.after.value, 4),
         before_accept_rate=b_rate,
         after_accept_rate=a_rate,
         before_ci=(round(cmp.before.low, 4), round(cmp.before.high, 4)),
@@ -118,6 +150,10 @@ def drop_finding(
         draft_model=run.settings.draft_model_path,
         run_kind=run.kind,
         run_reason=run.reason,
+        measure=measure.name,
+        measure_note=measure.note,
+        before_per_token=round(cmp.before.value, 4) if per_token else None,
+        after_per_token=round(cmp.after.value, 4) if per_token else None,
     )
 
 

@@ -22,6 +22,7 @@ from acceptmon.detect.config import DetectConfig
 from acceptmon.detect.rules import Drift, Persistence
 from acceptmon.detect.series import Head, Point, Sliding, Strata
 from acceptmon.detect.source import Baseline, RunData, SourceState
+from acceptmon.detect.swing import Swing
 from acceptmon.model import ConfigDiff, Finding, Meta, Run, SpecSample
 from acceptmon.runs.codec import diff_from_dict, diff_to_dict, run_from_dict, run_to_dict
 
@@ -110,6 +111,7 @@ def _dump_run_data(rd: RunData) -> Json:
         "collapse": _dump_persistence(rd.collapse),
         "floor": _dump_persistence(rd.floor),
         "drift": _dump_drift(rd.drift),
+        "swing": _dump_swing(rd.swing),
     }
 
 
@@ -122,21 +124,27 @@ def _load_run_data(d: Mapping[str, Any], cfg: DetectConfig) -> RunData:
     rd.head = Head(cfg.head)
     rd.head.strata = _load_strata(d["head"])
     rd.head.n = sum(sum(h.values()) for h in rd.head.strata.values())
-    rd.tail = Sliding.restored(cfg.window, cfg.baseline_s, _load_window(d["tail"]))
+    rd.tail = Sliding.restored(cfg.window, cfg.baseline_s, _load_window(d["tail"]), cfg.baseline_min)
     rd.recent = Sliding.restored(cfg.recent, None, _load_window(d["recent"]))
     rd.collapse.load(_flags(d["collapse"]["flags"]))
     rd.floor.load(_flags(d["floor"]["flags"]))
     _load_drift(rd.drift, d["drift"])
+    if "swing" in d:  # state saved before swings were kept has none: the run starts without
+        _load_swing(rd.swing, d["swing"])
     return rd
 
 
 def _dump_baseline(b: Baseline) -> Json:
-    return {"run": _dump_run(b.run), "strata": _dump_strata(b.strata), "slots": b.slots}
+    return {"run": _dump_run(b.run), "strata": _dump_strata(b.strata), "slots": b.slots, "swing": b.swing}
 
 
 def _load_baseline(d: Mapping[str, Any]) -> Baseline:
-    slots = d["slots"]
-    return Baseline(_load_run(d["run"]), _load_strata(d["strata"]), None if slots is None else int(slots))
+    slots, swing = d["slots"], float(d.get("swing", 1.0))  # older state has no swing: none seen
+    if not 0.0 <= swing <= 1.0:
+        raise ValueError("a baseline's swing must be in [0, 1]")
+    return Baseline(
+        _load_run(d["run"]), _load_strata(d["strata"]), None if slots is None else int(slots), swing
+    )
 
 
 def _dump_run(run: Run) -> Json:
@@ -204,6 +212,21 @@ def decode_times(encoded: Sequence[Any]) -> list[float | None]:
         out.append(t)
         prev = t
     return out
+
+
+def _dump_swing(s: Swing) -> Json:
+    ranges = {str(b): [s.lows[b], high, closed] for b, (high, closed) in s.highs.items()}
+    return {"blocks": _dump_strata(s.blocks), "ranges": ranges}
+
+
+def _load_swing(s: Swing, d: Mapping[str, Any]) -> None:
+    s.blocks = _load_strata(d["blocks"])
+    s.counts = {b: sum(h.values()) for b, h in s.blocks.items()}
+    ranges = {
+        int(b): (float(low), float(high), int(closed)) for b, (low, high, closed) in d["ranges"].items()
+    }
+    s.lows = {b: low for b, (low, _, _) in ranges.items()}
+    s.highs = {b: (high, closed) for b, (_, high, closed) in ranges.items()}
 
 
 def _dump_persistence(p: Persistence) -> Json:

@@ -130,15 +130,20 @@ class Hists:
 
 
 class Sliding(Hists):
-    """The last ``size`` intervals, none older than ``max_age`` seconds before the newest:
-    the baseline a run leaves behind, or its recent state."""
+    """The last ``size`` intervals, preferably none older than ``max_age`` seconds before the
+    newest: the baseline a run leaves behind, or its recent state.
 
-    __slots__ = ("_items", "_max_age", "_size")
+    Age is a preference only: the window never drops below ``keep`` intervals for age, so a
+    quiet server (a Decode line every few minutes) still leaves a baseline that can be tested.
+    """
 
-    def __init__(self, size: int, max_age: float | None = None) -> None:
+    __slots__ = ("_floor", "_items", "_max_age", "_size")
+
+    def __init__(self, size: int, max_age: float | None = None, keep: int = 0) -> None:
         super().__init__()
         self._items: deque[tuple[float | None, int, int]] = deque()
         self._size, self._max_age = size, max_age
+        self._floor = max(1, keep)  # evict for age only while at least this many are held
 
     def _evict(self) -> None:
         _, bucket, value = self._items.popleft()
@@ -149,7 +154,7 @@ class Sliding(Hists):
         if len(items) == self._size:
             self._evict()
         if at is not None and self._max_age is not None:
-            while items and (t := items[0][0]) is not None and t < at - self._max_age:
+            while len(items) >= self._floor and (t := items[0][0]) is not None and t < at - self._max_age:
                 self._evict()
         items.append((at, bucket, value))
         super().add(bucket, value)
@@ -163,7 +168,7 @@ class Sliding(Hists):
             self.n = 0
             keep = len(buckets) - size
             buckets, values, ats = buckets[keep:], values[keep:], ats[keep:] if ats else ()
-        n = self.n
+        n, floor = self.n, self._floor
         popleft, append, known = items.popleft, items.append, strata.get
         aged = max_age is not None and bool(ats)
         for k, bucket in enumerate(buckets):
@@ -171,7 +176,11 @@ class Sliding(Hists):
             at = ats[k] if ats else None
             full = len(items) == size
             while full or (
-                aged and at is not None and items and (t := items[0][0]) is not None and t < at - max_age  # type: ignore[operator]
+                aged
+                and at is not None
+                and len(items) >= floor
+                and (t := items[0][0]) is not None
+                and t < at - max_age  # type: ignore[operator]
             ):
                 full = False
                 _, b, v = popleft()
@@ -198,11 +207,15 @@ class Sliding(Hists):
 
     @classmethod
     def restored(
-        cls, size: int, max_age: float | None, entries: Sequence[tuple[float | None, int, int]]
+        cls,
+        size: int,
+        max_age: float | None,
+        entries: Sequence[tuple[float | None, int, int]],
+        keep: int = 0,
     ) -> Sliding:
         """A window refilled from a checkpoint as it was (not replayed: replaying could evict by age
         what an out-of-order time once shielded); only a smaller ``size`` drops the oldest."""
-        window = cls(size, max_age)
+        window = cls(size, max_age, keep)
         for at, bucket, value in entries[max(0, len(entries) - size) :]:
             window._items.append((at, bucket, value))
             Hists.add(window, bucket, value)

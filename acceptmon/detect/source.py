@@ -27,6 +27,7 @@ from acceptmon.detect.findings import (
     source_key,
     without_secrets,
 )
+from acceptmon.detect.measure import ALPHA_SCALE, Measure, choose, to_per_token
 from acceptmon.detect.positions import Positions
 from acceptmon.detect.rules import Drift, Persistence, Transition, stall_reason
 from acceptmon.detect.series import (
@@ -41,6 +42,7 @@ from acceptmon.detect.series import (
     seconds,
     spec_point,
 )
+from acceptmon.detect.swing import Swing
 from acceptmon.model import ConfigDiff, DecodeSample, Finding, Run, SpecSample, SpecSettings
 from acceptmon.runs.batch import DecodeBatch
 
@@ -56,11 +58,13 @@ RECHECK = 5
 
 @dataclass(frozen=True, slots=True)
 class Baseline:
-    """The last window of a finished run, frozen: what later runs are judged against."""
+    """The last window of a finished run, frozen: what later runs are judged against; ``swing``
+    is the low/high ratio of the levels the run sustained (≤ 1: see ``detect.swing``)."""
 
     run: Run
     strata: Strata
     slots: int | None
+    swing: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,22 +78,38 @@ class SourceStatus:
     decided: bool
 
 
-def regressed(c: Comparison | None, cfg: DetectConfig) -> bool:
+def regressed(c: Comparison | None, cfg: DetectConfig, low: float = 1.0) -> bool:
     """Significant (one-sided, alpha) and large enough on enough data.
 
     Large enough twice over: the medians differ by ≥ ``min_drop``, and even the
     95% bounds differ by ≥ ``min_drop_ci``. The second guards the first test of
     a quiet run (20 noisy intervals at night), where a modest real shift (a
     prompt-mix change at the restart) plus an unlucky median could otherwise
-    pass for a regression.
+    pass for a regression. With ``low`` < 1 both are measured from the lowest
+    level the baseline sustained (``low`` × its level) instead of its level.
     """
+    if c is None:
+        return False
+    b, a = c.before, c.after
+    drop = 1.0 - a.value / (b.value * low) if b.value > 0 else 0.0
+    sure = 1.0 - a.high / (b.low * low) if b.low > 0 else 0.0
     return (
-        c is not None
-        and c.after_n >= cfg.min_after
+        c.after_n >= cfg.min_after
         and c.before_n >= cfg.min_before
         and c.p_value < cfg.alpha
-        and c.drop >= cfg.min_drop
-        and c.sure_drop >= cfg.min_drop_ci
+        and drop >= cfg.min_drop
+        and sure >= cfg.min_drop_ci
+    )
+
+
+def measured(base: Baseline, after: Strata, measure: Measure, min_stratum: int) -> Comparison | None:
+    """``compare`` in the measure chosen for this baseline and run."""
+    if not measure.per_token:
+        return compare(base.strata, after, min_stratum)
+    k_before, k_after = measure.steps
+    assert k_before is not None and k_after is not None
+    return compare(
+        to_per_token(base.strata, k_before), to_per_token(after, k_after), min_stratum, ALPHA_SCALE
     )
 
 
@@ -114,7 +134,7 @@ class RunData:
         self.warm = False
         self.head, self.tail, self.recent = (
             Head(cfg.head),
-            Sliding(cfg.window, cfg.baseline_s),
+            Sliding(cfg.window, cfg.baseline_s, cfg.baseline_min),
             Sliding(cfg.recent),
         )
         self.decided = False
@@ -125,6 +145,7 @@ class RunData:
         self.collapse = Persistence(cfg.collapse_intervals, 1.0, collapsed)
         self.floor = Persistence(cfg.floor_intervals, cfg.floor_fraction, floored)
         self.drift = Drift(cfg.drift_min_drop, cfg.drift_threshold, cfg.drift_ref_intervals)
+        self.swing = Swing(cfg.swing_block)
 
 
 def _now(point: Point) -> tuple[float | None, float | None]:
@@ -170,7 +191,8 @@ class SourceState:
         """A new run: the old one becomes the baseline if it has enough data after warm-up."""
         old = self.current
         if old.tail.n >= self.cfg.min_before:
-            self.baseline = Baseline(old.run, old.tail.copy(), old.slots)
+            tail = old.tail.copy()
+            self.baseline = Baseline(old.run, tail, old.slots, old.swing.ratio())
             self.pending = []
         if run.previous_run_id is None:
             self.baseline, self.pending = None, []
@@ -255,6 +277,7 @@ class SourceState:
         rd.head.add(bucket, value)
         rd.tail.add(bucket, value, seconds(point.ts))
         rd.recent.add(bucket, value)
+        rd.swing.add(bucket, value)
         if rd.floor_cfg:
             self.apply(rd.floor.step(below(point, rd.floor_cfg)), FLOOR, point)
         self.apply(rd.drift.step(bucket, length), DRIFT, point)
@@ -330,9 +353,14 @@ class SourceState:
         if n < cfg.min_after or not due:
             return
         rd.tested_at = n
-        cmp = compare(base.strata, rd.head.strata, cfg.min_stratum)
-        if cmp is not None and regressed(cmp, cfg):
-            finding = drop_finding(rd.run, base.run, cmp, compose(self.pending), (base.slots, rd.slots))
+        measure = choose(base.run.settings, rd.run.settings)
+        cmp = measured(base, rd.head.strata, measure, cfg.min_stratum)
+        diff = compose(self.pending)
+        # A plain restart: the prompt mix may swing as it did in the baseline run.
+        low = base.swing if diff is None and not measure.per_token else 1.0
+        if cmp is not None and regressed(cmp, cfg, low):
+            lens = compare(base.strata, rd.head.strata, cfg.min_stratum) if measure.per_token else None
+            finding = drop_finding(rd.run, base.run, cmp, diff, (base.slots, rd.slots), measure, lens, low)
             fell = self.positions.words(base.run.run_id, rd.run.run_id)
             if fell:
                 finding = replace(finding, summary=finding.summary + fell)
@@ -352,8 +380,11 @@ class SourceState:
             return
         rd.checked_at = rd.used
         for key, base in list(self.refs.items()):
-            cmp = compare(base.strata, rd.recent.strata, self.cfg.min_stratum)
+            measure = choose(base.run.settings, rd.run.settings)
+            cmp = measured(base, rd.recent.strata, measure, self.cfg.min_stratum)
             if recovered(cmp, self.cfg):
+                if measure.per_token:  # the finding's "now" is an accept len
+                    cmp = compare(base.strata, rd.recent.strata, self.cfg.min_stratum)
                 level = cmp.after.value if cmp is not None else None
                 self.book.resolve(key, self.last_ts, (level, rate_from_len(level, rd.slots)))
                 del self.refs[key]

@@ -43,6 +43,12 @@ def finding_payload(finding: Finding) -> dict[str, Any]:
         "after": _side(
             finding.after_accept_len, finding.after_accept_rate, finding.after_ci, finding.after_n
         ),
+        "measure": {  # what before/after's ci, n and p_value are of (accept len unless the draft's length changed)
+            "name": finding.measure,
+            "note": finding.measure_note or None,
+            "before": _finite(finding.before_per_token),
+            "after": _finite(finding.after_per_token),
+        },
         "now": {
             "accept_len": _finite(finding.now_accept_len),
             "accept_rate": _finite(finding.now_accept_rate),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from acceptmon.detect.findings import STALLED
+from acceptmon.detect.findings import DROP, STALLED
 from acceptmon.model import Finding
 from acceptmon.notify import fmt
 from acceptmon.notify.blockkit import (
@@ -61,6 +61,11 @@ def fallback_text(finding: Finding) -> str:
     change = f"accept length {fmt.num(finding.before_accept_len)} → {fmt.num(finding.after_accept_len)}"
     if finding.before_accept_len is None:
         change = f"accept length {fmt.num(finding.after_accept_len)}"
+    if finding.before_per_token is not None:  # the draft's length changed: α was compared
+        change = (
+            f"per-token acceptance {fmt.num(finding.before_per_token)} → {fmt.num(finding.after_per_token)} "
+            f"({change})"
+        )
     keys = finding.changed_keys()
     cause = f" after change of {', '.join(keys[:3])}" + (f" (+{len(keys) - 3} more)" if len(keys) > 3 else "")
     text = f"[{finding.severity.upper()}] {_title(finding)} on {where}: {change}{cause if keys else ''}"
@@ -132,6 +137,7 @@ def _metric_fields(f: Finding) -> list[Block]:
     before_rate, after_rate = f.before_accept_rate, f.after_accept_rate
     baseline = f" (run {code(f.baseline_run_id, 40)})" if f.baseline_run_id else ""
     p = fmt.p_value(f.p_value)
+    compared = [_field("Compared", _measure(f))] if f.rule == DROP else []
     return [
         _field(
             "Accept length",
@@ -146,7 +152,20 @@ def _metric_fields(f: Finding) -> list[Block]:
             f"After (run {code(f.run_id, 40)})",
             f"{fmt.interval(f.after_ci)} · n={f.after_n}" + (f" · {p}" if p else ""),
         ),
+        *compared,
     ]
+
+
+def _measure(f: Finding) -> str:
+    """Which measure the intervals above are of, and why when it is not plain accept length."""
+    if f.before_per_token is None:
+        what = "accept length"
+    else:
+        what = (
+            f"per-token acceptance α {fmt.num(f.before_per_token)} → *{fmt.num(f.after_per_token)}* "
+            f"{fmt.relative_change(f.before_per_token, f.after_per_token)}"
+        )
+    return what + (f"\n{fmt.plain(f.measure_note, 400)}" if f.measure_note else "")
 
 
 def _identity_fields(f: Finding) -> list[Block]:

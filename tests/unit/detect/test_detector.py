@@ -11,7 +11,7 @@ import pytest
 
 from acceptmon.detect import COLLAPSED, DROP, FLOOR, STALLED, DetectConfig, Detector
 from acceptmon.detect.source import SourceState
-from acceptmon.model import ConfigDiff, Meta, Shutdown, SpecSample, SpecSettings
+from acceptmon.model import ConfigDiff, Meta, Run, Shutdown, SpecSample, SpecSettings
 from tests.support.detect import LAYER_DIFF, LAYER_KEY, REVERT_DIFF, T0, Feed, make_run
 
 
@@ -277,3 +277,108 @@ def test_evaluating_one_source_leaves_the_others_as_they_were():
     assert det.evaluate(later, source="gpu-b") == []
     assert [f.source for f in det.evaluate(later)] == ["gpu-a"]
     assert [f.source for f in det.evaluate(later, source="gpu-b")] == ["gpu-a"]
+
+
+# -- issue 12: quiet servers, draft-length changes, workload swings ---------------------------
+
+
+def _chain(k: int, topk: int = 1) -> SpecSettings:
+    return SpecSettings(algorithm="EAGLE3", num_steps=k, eagle_topk=topk, num_draft_tokens=k + 1)
+
+
+def _steps_run(rid: str, k: int, prev: str | None, topk: int = 1) -> Run:
+    diff = None if prev is None else ConfigDiff(changed=(("args.speculative_num_steps", 0, k),))
+    return Run("gpu-a", rid, T0, 0, None, _chain(k, topk), prev, diff)
+
+
+def _alpha_len(alpha: float, k: int) -> float:
+    return sum(alpha**i for i in range(k + 1))
+
+
+def test_a_quiet_server_is_judged_on_a_baseline_older_than_baseline_s():
+    """A line every 3 minutes, one request at a time: 30 minutes hold 10 intervals, too few to test."""
+    for keep, fires in ((200, True), (0, False)):
+        det = Detector(DetectConfig(baseline_min=keep))
+        feed = Feed(det, step=180.0, seed=2)
+        det.observe_run_start(make_run("A"))
+        feed.decode(2.6, 150, running=1, sd=0.35)
+        det.observe_run_start(make_run("B", "A", LAYER_DIFF))
+        found = feed.decode(2.6 * 0.65, 50, running=1, sd=0.35)
+        assert bool(found) == fires
+        if fires:
+            (f,) = found
+            assert f.rule == DROP and f.before_n == 145 and f.after_n <= 50
+
+
+def test_five_draft_steps_to_three_with_the_same_draft_is_not_a_regression():
+    det = Detector()
+    feed = Feed(det, seed=5)
+    det.observe_run_start(_steps_run("A", 5, None))
+    feed.decode(_alpha_len(0.7, 5), 400, sd=0.15)
+    det.observe_run_start(_steps_run("B", 3, "A"))
+    assert feed.decode(_alpha_len(0.7, 3), 300, sd=0.15) == []  # accept len −14%
+
+
+def test_a_worse_draft_behind_a_longer_one_is_found_on_per_token_acceptance():
+    """2 → 6 steps, α 0.8 → 0.6: accept len flat (2.44 → 2.43)."""
+    det = Detector()
+    feed = Feed(det, seed=6)
+    det.observe_run_start(_steps_run("A", 2, None))
+    feed.decode(_alpha_len(0.8, 2), 400, sd=0.15)
+    det.observe_run_start(_steps_run("B", 6, "A"))
+    (f,) = feed.decode(_alpha_len(0.6, 6), 60, sd=0.15)
+    assert (f.rule, f.measure) == (DROP, "per_token_acceptance")
+    assert f.before_per_token == pytest.approx(0.8, abs=0.03)
+    assert f.after_per_token == pytest.approx(0.6, abs=0.03)
+    assert f.before_accept_len == pytest.approx(f.after_accept_len or 0, rel=0.05)  # accept len is flat
+    assert f.before_ci is not None and f.before_ci[1] < 1.0  # the intervals are α's
+    assert "per-token acceptance" in f.summary and "steps 2 → 6" in f.measure_note
+
+
+def test_a_tree_draft_is_compared_on_accept_len_and_the_finding_says_why():
+    det = Detector()
+    feed = Feed(det, seed=7)
+    det.observe_run_start(_steps_run("A", 3, None))
+    feed.decode(2.5, 400)
+    det.observe_run_start(_steps_run("B", 5, "A", topk=4))
+    (f,) = feed.decode(1.6, 60)
+    assert f.measure == "accept_len" and f.before_per_token is None
+    assert "tree draft (topk 4)" in f.measure_note and "tree draft" in f.summary
+
+
+def test_the_same_draft_shape_says_accept_len_was_compared():
+    (f,) = Feed(Detector()).after_change(1.57, 60)
+    assert (f.measure, f.measure_note, f.before_per_token) == ("accept_len", "", None)
+
+
+def _swinging_run(feed: Feed, det: Detector) -> None:
+    """Run A: its prompt mix swings acceptance ±15% in blocks of 200, ending on a high."""
+    det.observe_run_start(make_run("A"))
+    for level in (2.5, 2.5 * 0.85, 2.5 * 1.15, 2.5 * 0.85, 2.5 * 1.15):
+        feed.decode(level, 200, sd=0.15)
+
+
+@pytest.mark.parametrize(
+    ("diff", "swing_block", "fires"),
+    [(ConfigDiff(), 100, False), (LAYER_DIFF, 100, True), (ConfigDiff(), 0, True)],
+    ids=["plain-restart", "config-change", "swings-off"],
+)
+def test_a_plain_restart_is_judged_against_the_range_the_baseline_sustained(
+    diff: ConfigDiff, swing_block: int, fires: bool
+) -> None:
+    """The new run starts on a low (−26% against the last window's high): the old run showed as much."""
+    det = Detector(DetectConfig(swing_block=swing_block))
+    feed = Feed(det, seed=8)
+    _swinging_run(feed, det)
+    det.observe_run_start(make_run("B", "A", diff))
+    found = feed.decode(2.5 * 0.85, 300, sd=0.15)
+    assert bool(found) == fires
+
+
+def test_a_plain_restart_below_the_whole_range_is_still_found():
+    det = Detector()
+    feed = Feed(det, seed=9)
+    _swinging_run(feed, det)
+    det.observe_run_start(make_run("B", "A", ConfigDiff()))
+    (f,) = feed.decode(1.5, 60, sd=0.15)
+    assert f.rule == DROP and "below the lowest level run A sustained" in f.summary

@@ -79,8 +79,31 @@ def test_a_finding_with_every_field_set_round_trips():
         active=False,
         resolved_at=datetime(2025, 6, 1, 13, 0, 0),
         labels=(("team", "infra"),),
+        measure="per_token_acceptance",
+        measure_note="draft steps 5 → 3: per-token acceptance α compared",
+        before_per_token=0.7,
+        after_per_token=0.55,
     )
     assert load_finding(json.loads(json.dumps(dump_finding(f)))) == f
+
+
+def test_a_run_s_swing_and_a_baseline_s_survive_a_restart():
+    """Restored mid-run and again after the restart: the plain restart is still judged by the range."""
+    det = Detector()
+    feed = Feed(det, seed=8)
+    det.observe_run_start(make_run("A"))
+    for level in (2.5, 2.5 * 0.85, 2.5 * 1.15, 2.5 * 0.85):
+        feed.decode(level, 200, sd=0.15)
+    det = restarted(det)
+    assert saved(det)["sources"]["gpu-a"]["current"]["swing"]["ranges"]
+    feed.det = det
+    feed.decode(2.5 * 1.15, 200, sd=0.15)
+    det.observe_run_start(make_run("B", "A", ConfigDiff()))
+    det = restarted(det)
+    (base,) = saved(det)["sources"]["gpu-a"]["baselines"]
+    assert 0.6 < base["swing"] < 0.8
+    feed.det = det
+    assert feed.decode(2.5 * 0.85, 300, sd=0.15) == []
 
 
 @dataclass(frozen=True)
@@ -284,4 +307,4 @@ def test_a_busy_source_s_state_stays_compact():
     feed.decode(1.9, 2300, running=lambda i: 1 + (i * 13) % 90)
     assert any(f.active for f in det.findings())
     size = len(json.dumps(det.checkpoint(), separators=(",", ":")))
-    assert size < 30_000  # two full 2000-interval windows' worth, a head, a finding
+    assert size < 33_000  # two full 2000-interval windows' worth, a head, the swing's histograms, a finding

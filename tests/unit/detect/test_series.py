@@ -129,3 +129,24 @@ def test_seconds_drops_the_zone():
         seconds(naive) == seconds(naive.replace(tzinfo=UTC)) == (naive - datetime(1970, 1, 1)).total_seconds()
     )
     assert seconds(None) is None
+
+
+def test_age_is_only_a_preference_below_keep_intervals():
+    """A quiet server: one line every 3 minutes; 30 minutes hold 10, the window keeps 25."""
+    w = Sliding(100, max_age=1800.0, keep=25)
+    for i in range(60):
+        w.add(0, i, at=180.0 * i)
+    assert w.n == 25 and sorted(w.strata[0]) == list(range(35, 60))
+    busy = Sliding(100, max_age=60.0, keep=5)
+    for t in range(0, 200, 2):
+        busy.add(0, t, at=float(t))
+    assert busy.n == 31  # enough recent ones: age decides, as before
+
+
+def test_extend_keeps_the_same_floor_as_add():
+    one, bulk = Sliding(50, 100.0, keep=20), Sliding(50, 100.0, keep=20)
+    ats = [37.0 * i for i in range(120)]
+    for i, at in enumerate(ats):
+        one.add(i % 3, i, at)
+    bulk.extend([i % 3 for i in range(120)], list(range(120)), ats)
+    assert one.entries() == bulk.entries() and one.strata == bulk.strata and one.n == bulk.n == 20

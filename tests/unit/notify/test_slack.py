@@ -211,3 +211,29 @@ def test_fallback_text_names_at_most_three_keys() -> None:
     many = finding(diff=ConfigDiff(changed=tuple((f"k{i}", 1, 2) for i in range(7))))
     text = build_slack_message(many, Links(), NOW)["text"]
     assert re.search(r"after change of k0, k1, k2 \(\+4 more\)$", text)
+
+
+def test_a_drop_says_which_measure_was_compared() -> None:
+    """Accept length unless the draft's length changed; then per-token acceptance, and why."""
+    from acceptmon.detect.findings import DROP
+
+    plain = all_text(build_slack_message(finding(rule=DROP), LINKS, NOW))
+    assert "*Compared*\\naccept length" in plain
+    note = "draft steps 2 → 6: per-token acceptance α compared (chain model)"
+    payload = build_slack_message(
+        finding(
+            rule=DROP,
+            measure="per_token_acceptance",
+            measure_note=note,
+            before_per_token=0.8,
+            after_per_token=0.6,
+            before_accept_len=2.44,
+            after_accept_len=2.43,
+        ),
+        LINKS,
+        NOW,
+    )
+    assert validate_blocks(payload) == []
+    text = all_text(payload)
+    assert "per-token acceptance α 0.80 → *0.60* (−25.0%)" in text and note in text
+    assert "per-token acceptance 0.80 → 0.60 (accept length 2.44 → 2.43)" in payload["text"]

@@ -102,3 +102,11 @@ def test_transport_errors_never_carry_the_url() -> None:
 
 def test_finding_helper_is_realistic() -> None:
     assert replace(finding(), severity="info").severity == "info"
+
+
+def test_payload_says_which_measure_a_drop_was_compared_in() -> None:
+    plain = build_webhook_payload(finding(), Links(()), NOW)["measure"]
+    assert plain == {"name": "accept_len", "note": None, "before": None, "after": None}
+    alpha = finding(measure="per_token_acceptance", measure_note="draft steps 2 → 6", before_per_token=0.8)
+    got = build_webhook_payload(replace(alpha, after_per_token=float("nan")), Links(()), NOW)["measure"]
+    assert got == {"name": "per_token_acceptance", "note": "draft steps 2 → 6", "before": 0.8, "after": None}

@@ -1,0 +1,77 @@
+"""How far a run's prompt mix swung acceptance on its own: the range it sustained.
+
+A server whose prompt mix moves acceptance ±15% for hours would page at every
+restart without a config change if the new run were judged against the last
+window of the old one alone: the window may have caught a high, the new run a
+low. So each load stratum's intervals are cut into blocks of ``size`` and the
+lowest and highest block medians are kept. The run's swing is the smallest
+low/high ratio of any stratum that sustained two blocks or more: measured
+within one stratum so that load does not pass for a swing, and taken as a
+ratio so that it carries over to strata where the swing was not seen (a mix
+that swung by day may swing at night). The last window may sit at the high,
+so a plain restart must fall below the window's level times that ratio.
+Memory: one block's histogram and three numbers per stratum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from acceptmon.detect.series import Strata
+from acceptmon.detect.stats import median_ci
+
+
+class Swing:
+    """Per load bucket: the block being filled, and the lowest and highest block medians."""
+
+    __slots__ = ("blocks", "counts", "highs", "lows", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.blocks: Strata = {}
+        self.counts: dict[int, int] = {}
+        #: bucket → the lowest block median (hundredths); → (the highest, blocks closed)
+        self.lows: dict[int, float] = {}
+        self.highs: dict[int, tuple[float, int]] = {}
+
+    def add(self, bucket: int, value: int) -> None:
+        if not self.size:
+            return
+        h = self.blocks.get(bucket)
+        if h is None:
+            h = self.blocks[bucket] = {}
+        h[value] = h.get(value, 0) + 1
+        n = self.counts[bucket] = self.counts.get(bucket, 0) + 1
+        if n >= self.size:
+            self._close(bucket)
+
+    def extend(self, buckets: Sequence[int], values: Sequence[int]) -> None:
+        """``add`` for each pair in turn, in one loop."""
+        size, blocks, counts = self.size, self.blocks, self.counts
+        if not size:
+            return
+        for k, bucket in enumerate(buckets):
+            h = blocks.get(bucket)
+            if h is None:
+                h = blocks[bucket] = {}
+            value = values[k]
+            h[value] = h.get(value, 0) + 1
+            n = counts[bucket] = counts.get(bucket, 0) + 1
+            if n >= size:
+                self._close(bucket)
+
+    def _close(self, bucket: int) -> None:
+        level = median_ci(self.blocks.pop(bucket)).median
+        del self.counts[bucket]
+        low = self.lows.get(bucket)
+        high, closed = self.highs.get(bucket, (level, 0))
+        self.lows[bucket] = level if low is None else min(low, level)
+        self.highs[bucket] = (max(high, level), closed + 1)
+
+    def ratio(self) -> float:
+        """The smallest low/high of any bucket with two blocks or more: ≤ 1, and 1 when unknown."""
+        out = 1.0
+        for bucket, (high, closed) in self.highs.items():
+            if closed >= 2 and high > 0:
+                out = min(out, self.lows[bucket] / high)
+        return out
