@@ -52,6 +52,7 @@ MODES = ("create", "copytruncate")
 BOUNDS = ("1.05", "1.25", "1.5", "1.75", "2.0", "2.25", "2.5", "2.75", "3.0")
 DECODE = re.compile(r"Decode batch, #running-req: (\d+), .*accept len: ([\d.]+), .*#queue-req: \d+")
 SEQ = re.compile(r"#seq: (\d+)$")
+ENGINE = re.compile(r'engine="sglang",?')
 
 Procs = list["subprocess.Popen[bytes]"]
 Decodes = list[tuple[float, int]]
@@ -100,7 +101,8 @@ def scrape(port: int) -> dict[str, float] | None:
     except OSError:
         return None
     series = (line.rpartition(" ") for line in text.splitlines() if line and not line.startswith("#"))
-    return {name: float(value) for name, _, value in series}
+    # The engine label is the same on every series here: keys name the source alone.
+    return {ENGINE.sub("", name): float(value) for name, _, value in series}
 
 
 def wait_for(what: str, check: Callable[[], bool], timeout: float, why: Callable[[], str]) -> None:
