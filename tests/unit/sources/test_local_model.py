@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -196,6 +197,29 @@ OPS = ["append", "append", "partial", "rename", "rename_nocreate", "copytruncate
 OPS += ["save", "crash", "start", "tick", "copy_begin", "copy_fill", "copy_truncate"]
 
 
+def play(w: Writer, a: Agent, ops: list[tuple[str, int]]) -> None:
+    """Apply each (op, n) to the writer or the agent."""
+    do: dict[str, Callable[[int], object]] = {
+        "append": w.append,
+        "partial": lambda _n: w.append_partial(),
+        "rename": lambda _n: w.rename(create=True),
+        "rename_nocreate": lambda _n: w.rename(create=False),
+        "copytruncate": lambda _n: w.copytruncate(),
+        "poll": lambda _n: a.poll(),
+        "consume": a.consume,
+        "save": lambda _n: a.save(),
+        "crash": lambda _n: a.crash(),
+        "start": lambda _n: a.start(),
+        "tick": lambda _n: a.tick(),
+        "copy_begin": lambda _n: w.copy_begin(),
+        "copy_fill": w.copy_fill,
+        "copy_truncate": lambda _n: w.copy_truncate(),
+        "copy_truncate_early": lambda _n: w.copy_truncate(fill=False),
+    }
+    for op, n in ops:
+        do[op](n)
+
+
 @pytest.mark.parametrize("max_detached", [4, 1], ids=["default", "one-rotated-file-open"])
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(st.sampled_from(OPS), st.integers(1, 6)), max_size=40))
@@ -203,24 +227,7 @@ def test_no_line_lost_or_repeated(max_detached: int, ops: list[tuple[str, int]])
     with tempfile.TemporaryDirectory() as d:
         w = Writer(d)
         a = Agent(w.path, max_detached)
-        do = {
-            "append": w.append,
-            "partial": lambda _n: w.append_partial(),
-            "rename": lambda _n: w.rename(create=True),
-            "rename_nocreate": lambda _n: w.rename(create=False),
-            "copytruncate": lambda _n: w.copytruncate(),
-            "poll": lambda _n: a.poll(),
-            "consume": a.consume,
-            "save": lambda _n: a.save(),
-            "crash": lambda _n: a.crash(),
-            "start": lambda _n: a.start(),
-            "tick": lambda _n: a.tick(),
-            "copy_begin": lambda _n: w.copy_begin(),
-            "copy_fill": w.copy_fill,
-            "copy_truncate": lambda _n: w.copy_truncate(),
-        }
-        for op, n in ops:
-            do[op](n)
+        play(w, a, ops)
         w.copy_truncate()
         w.finish_partial()
         a.finish()
@@ -255,25 +262,7 @@ def test_writer_running_through_copytruncate(pad: int, ops: list[tuple[str, int]
     with tempfile.TemporaryDirectory() as d:
         w = Writer(d, running=True, pad=pad)
         a = Agent(w.path, 4)
-        do = {
-            "append": w.append,
-            "partial": lambda _n: w.append_partial(),
-            "rename": lambda _n: w.rename(create=True),
-            "rename_nocreate": lambda _n: w.rename(create=False),
-            "copytruncate": lambda _n: w.copytruncate(),
-            "poll": lambda _n: a.poll(),
-            "consume": a.consume,
-            "save": lambda _n: a.save(),
-            "crash": lambda _n: a.crash(),
-            "start": lambda _n: a.start(),
-            "tick": lambda _n: a.tick(),
-            "copy_begin": lambda _n: w.copy_begin(),
-            "copy_fill": w.copy_fill,
-            "copy_truncate": lambda _n: w.copy_truncate(),
-            "copy_truncate_early": lambda _n: w.copy_truncate(fill=False),
-        }
-        for op, n in ops:
-            do[op](n)
+        play(w, a, ops)
         w.copy_truncate()
         w.finish_partial()
         a.finish()
