@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,9 +24,39 @@ from acceptmon.sources.tail.stream import (
     prefix_fingerprint,
 )
 
+#: Listings ``rotated_siblings`` takes at most to find two that agree; after the
+#: third it backs off a little, since logrotate may be mid-way through a chain.
+SCAN_TRIES = 12
+SCAN_BACKOFF_S = 0.002
+
 
 def rotated_siblings(real: str) -> list[tuple[str, os.stat_result]]:
     """Regular, uncompressed files next to ``real`` named like its rotations, oldest first."""
+    return scan_siblings(real)[0]
+
+
+def scan_siblings(real: str) -> tuple[list[tuple[str, os.stat_result]], bool]:
+    """The rotated siblings, and whether two listings in a row agreed on them.
+
+    logrotate renames a whole chain of files while we list and stat them, so one
+    listing can miss a file (stat of ``.5`` found ``.4``'s file; ``.6`` was
+    stat-ed before ``.5``'s file reached it). A missed file looks gone, and its
+    "done" mark went with it: the next look read it again whole. So list until
+    two listings agree, as the SSH follower does; a caller that would forget
+    files unless they are listed acts only on a settled listing.
+    """
+    found = _scan(real)
+    for attempt in range(1, SCAN_TRIES):
+        if attempt >= 3:
+            time.sleep(SCAN_BACKOFF_S * (attempt - 2))
+        again = _scan(real)
+        if _same(again, found):
+            return again, True
+        found = again
+    return found, False
+
+
+def _scan(real: str) -> list[tuple[str, os.stat_result]]:
     directory, base = os.path.split(real)
     try:
         names = os.listdir(directory or ".")
@@ -43,6 +74,13 @@ def rotated_siblings(real: str) -> list[tuple[str, os.stat_result]]:
         if stat.S_ISREG(st.st_mode):
             found.append((path, st))
     return sorted(found, key=lambda f: (f[1].st_mtime_ns, f[0]))
+
+
+def _same(a: list[tuple[str, os.stat_result]], b: list[tuple[str, os.stat_result]]) -> bool:
+    def key(found: list[tuple[str, os.stat_result]]) -> list[tuple[str, str]]:
+        return sorted((p, identity_of(st)) for p, st in found)
+
+    return key(a) == key(b)
 
 
 def find_content(
@@ -127,7 +165,8 @@ class DoneFiles:
         known = {s.identity for s in followed}
         present: set[str] = set()
         out = []
-        for path, st in rotated_siblings(real):
+        siblings, settled = scan_siblings(real)
+        for path, st in siblings:
             identity = identity_of(st)
             present.add(identity)
             fd = None if identity in known else _open(opener, path)
@@ -144,7 +183,8 @@ class DoneFiles:
                 os.close(fd)
                 continue
             out.append((fd, path, st.st_mtime_ns))
-        self.entries = {k: v for k, v in self.entries.items() if k in present or k in known}
+        if settled:  # forget only what a settled listing shows gone
+            self.entries = {k: v for k, v in self.entries.items() if k in present or k in known}
         return out
 
     def to_json(self) -> dict[str, Any]:

@@ -1,0 +1,89 @@
+"""Listing rotated siblings while logrotate renames a chain of them.
+
+One listing can miss a file: ``stat`` of a name finds the file that moved
+into it, and the file that moved out lands under a name already stat-ed. The
+torture test caught the follower taking such a miss for "gone", forgetting
+that the file was done, and reading it again whole at the next look.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from acceptmon.sources.tail import siblings
+from acceptmon.sources.tail.siblings import DoneFiles, scan_siblings
+from acceptmon.sources.tail.stream import default_opener
+
+
+def _files(tmp: Path, *names: str) -> Path:
+    for name in names:
+        (tmp / name).write_text(f"{name} " + "x" * 2000 + "\n")
+    return tmp / "x.log"
+
+
+def _renaming(tmp: Path, after_stat: str, moves: list[tuple[str, str]]) -> Any:
+    """``os`` for the siblings module: lists newest name first and, right after
+    the first stat of ``after_stat``, performs logrotate's ``moves``."""
+    done = False
+
+    def listdir(path: str) -> list[str]:
+        return sorted(os.listdir(path), reverse=True)
+
+    def stat(path: str) -> os.stat_result:
+        nonlocal done
+        st = os.stat(path)
+        if not done and os.path.basename(path) == after_stat:
+            done = True
+            for a, b in moves:
+                os.rename(tmp / a, tmp / b)
+        return st
+
+    names = {k: getattr(os, k) for k in dir(os) if not k.startswith("__")}
+    return SimpleNamespace(**{**names, "listdir": listdir, "stat": stat})
+
+
+def test_a_done_file_missed_by_one_listing_is_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _files(tmp_path, "x.log.1", "x.log.2")
+    done = DoneFiles()
+    done.register_existing(str(log), default_opener)
+    monkeypatch.setattr(
+        siblings, "os", _renaming(tmp_path, "x.log.2", [("x.log.2", "x.log.3"), ("x.log.1", "x.log.2")])
+    )
+    assert done.unseen(str(log), [], default_opener) == []
+    monkeypatch.setattr(siblings, "os", os)
+    assert done.unseen(str(log), [], default_opener) == [], "a file done before was taken for unread"
+
+
+def test_the_listing_waits_for_two_that_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = _files(tmp_path, "x.log.1", "x.log.2")
+    monkeypatch.setattr(
+        siblings, "os", _renaming(tmp_path, "x.log.2", [("x.log.2", "x.log.3"), ("x.log.1", "x.log.2")])
+    )
+    found, settled = scan_siblings(str(log))
+    assert settled
+    assert sorted(os.path.basename(p) for p, _ in found) == ["x.log.2", "x.log.3"]
+
+
+def test_an_unsettled_listing_forgets_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = _files(tmp_path, "x.log.1", "x.log.2")
+    done = DoneFiles()
+    done.register_existing(str(log), default_opener)
+    before = dict(done.entries)
+    flip = iter(range(10**6))
+
+    def restless(real: str) -> list[tuple[str, os.stat_result]]:
+        name = "x.log.1" if next(flip) % 2 else "x.log.2"  # never the same twice in a row
+        return [(str(tmp_path / name), os.stat(tmp_path / name))]
+
+    monkeypatch.setattr(siblings, "_scan", restless)
+    monkeypatch.setattr(siblings, "SCAN_BACKOFF_S", 0.0)
+    assert scan_siblings(str(log))[1] is False
+    done.unseen(str(log), [], default_opener)
+    assert done.entries == before
