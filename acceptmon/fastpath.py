@@ -75,19 +75,25 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = Tru
             feed(pipeline, head, parser, split=False)
             _cut(pipeline, tail, parser, tail.lines, True)
             return
-    decode = list(map(contains, lines, repeat(DECODE)))
-    others = list(compress(lines, map(not_, decode)))
     # Most chunks hold no event at all: find that out with C-level passes only.
     if (
         not requests
         and not parser.in_request
-        and not _holds(others, EVENT_MARKERS)
         and "\x1b" not in block
         and "\r" not in block
         and WINDOW not in block
     ):
-        _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), others)
-        return
+        decode = list(map(contains, lines, repeat(DECODE)))
+        others = list(compress(lines, map(not_, decode)))
+        is_prefill = list(map(contains, others, repeat(PREFILL)))
+        prefill = list(compress(others, is_prefill))
+        # A Prefill line is an event only in front of its marker (as ``_cut`` reads it):
+        # the long rest of it need not be searched.
+        screened = list(compress(others, map(not_, is_prefill)))
+        screened += [t[: t.find(PREFILL)] for t in prefill]
+        if not _holds(screened, EVENT_MARKERS):
+            _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), prefill)
+            return
     _cut(pipeline, chunk, parser, lines, requests)
 
 
@@ -213,11 +219,14 @@ def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None
         pipeline.contained(parser.source, lineno, exc)
 
 
-def _in_range(rows: list[tuple[str, ...]], col: int | None, bounds: tuple[float, float] | None) -> bool:
+def _lens(rows: list[tuple[str, ...]], col: int | None) -> list[float] | None:
+    return None if col is None else list(map(float, map(itemgetter(col - 1), rows)))
+
+
+def _in_range(lens: list[float] | None, bounds: tuple[float, float] | None) -> bool:
     """Whether every row's accept length is physically possible (else the per-line path counts it)."""
-    if col is None or bounds is None or not rows:
+    if lens is None or bounds is None or not lens:
         return True
-    lens = list(map(float, map(itemgetter(col - 1), rows)))
     return bounds[0] <= min(lens) and max(lens) <= bounds[1]
 
 
@@ -228,32 +237,32 @@ def _stretch(
     start: int,
     end: int,
     decode: list[str] | None = None,
-    others: list[str] | None = None,
+    prefill: list[str] | None = None,
 ) -> None:
     """Lines [start, end) hold no event: bulk if the learned layouts cover them."""
     seg = chunk.lines[start:end]
-    if decode is None or others is None:
+    if decode is None or prefill is None:
         decode = [t for t in seg if DECODE in t]
-        others = [t for t in seg if DECODE not in t]
-    prefill = list(compress(others, map(contains, others, repeat(PREFILL))))
+        prefill = [t for t in seg if DECODE not in t and PREFILL in t]
     if not decode and not prefill:
         return
     run = pipeline.tracker.current(chunk.source)
     rows = None
+    lens = None
     if decode and run is not None:
         block = "\n".join(decode)
         rows = parser.bulk_decode(block, len(decode)) if "\r" not in block and "\x1b" not in block else None
-        if rows is not None and not _in_range(rows[0], rows[1][4], accept_len_range(run.settings)):
-            rows = None
+        if rows is not None:
+            lens = _lens(rows[0], rows[1][4])
+            if not _in_range(lens, accept_len_range(run.settings)):
+                rows = None
     # Before the first run, a line opens one: the per-line path knows which.
     if (
         run is None
         or (decode and rows is None)
         or (prefill and not parser.bulk_prefill("\n".join(prefill), len(prefill)))
     ):
-        for offset, text in enumerate(seg):
-            if DECODE in text or PREFILL in text:
-                _one(pipeline, parser, text, chunk.lineno + start + offset)
+        _by_line(pipeline, chunk, parser, start, end, bool(decode), bool(prefill))
         return
     stats = pipeline.store.stats(chunk.source)
     stats.counters["prefill_batches"] += len(prefill)
@@ -271,6 +280,7 @@ def _stretch(
                 parser.prefix,
                 parser.prefix_epochs,
                 parser.parse,
+                lens,
             )
         )
     elif pipeline.wants_prefill and prefill:
@@ -279,3 +289,24 @@ def _stretch(
                 record = parser.parse(text, chunk.lineno + start + offset)
                 if record is not None:
                     pipeline.sink(record)
+
+
+def _by_line(
+    pipeline: Pipeline, chunk: Chunk, parser: LineParser, start: int, end: int, decode: bool, prefill: bool
+) -> None:
+    """Lines [start, end) one by one; where that is only for want of a run or a learned
+    layout (the first lines of a log), the rest goes in bulk once the parser has them,
+    as if the chunk ended there (the bulk path gives the same for any chunking)."""
+
+    def ready() -> bool:
+        return pipeline.tracker.current(chunk.source) is not None and parser.learned(decode, prefill)
+
+    learning = not ready()
+    lines, lineno = chunk.lines, chunk.lineno
+    for i in range(start, end):
+        text = lines[i]
+        if DECODE in text or PREFILL in text:
+            _one(pipeline, parser, text, lineno + i)
+            if learning and ready():
+                _stretch(pipeline, chunk, parser, i + 1, end)
+                return

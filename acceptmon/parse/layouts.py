@@ -96,6 +96,9 @@ class DecodeShapes:
         self._shapes: list[tuple[re.Pattern[str], re.Pattern[str], tuple[int | None, ...]]] = []
         self._limit = limit
 
+    def __len__(self) -> int:
+        return len(self._shapes)
+
     def match(self, body: str) -> DecodeValues | None:
         for rx, _, order in self._shapes:
             m = rx.fullmatch(body)
@@ -147,6 +150,9 @@ class PrefillShapes:
     def __init__(self, limit: int = 8) -> None:
         self._shapes: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
         self._limit = limit
+
+    def __len__(self) -> int:
+        return len(self._shapes)
 
     def match(self, body: str) -> bool:
         return any(rx.fullmatch(body) is not None for rx, _ in self._shapes)

@@ -278,6 +278,10 @@ class LineParser:
         """Rows for ``n`` joined Decode lines in the first learned layout (see DecodeShapes.bulk)."""
         return self._shapes.bulk(block, n)
 
+    def learned(self, decode: bool, prefill: bool) -> bool:
+        """Whether the bulk path has a layout for each kind asked for (Decode, Prefill)."""
+        return (not decode or len(self._shapes) > 0) and (not prefill or len(self._prefill_shapes) > 0)
+
     def bulk_prefill(self, block: str, n: int) -> bool:
         return self._prefill_shapes.bulk(block, n)
 

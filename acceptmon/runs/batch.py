@@ -64,12 +64,14 @@ class DecodeBatch:
         stamp: Callable[[str], Stamp],
         epochs: Callable[[list[str]], list[float | None]],
         parse: Callable[[str, int], Record | None],
+        lens: list[float] | None = None,
     ) -> None:
+        """``lens``: the accept lengths already converted (the bulk path checks their range)."""
         self.source, self.settings = source, settings
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._order = decode, rows, order
         self._stamp, self._epochs, self._parse = stamp, epochs, parse
-        self._cols: dict[str, Any] = {}
+        self._cols: dict[str, Any] = {} if lens is None else {"lens": lens}
 
     def _col(self, slot: int) -> list[str] | None:
         i = self._order[slot]
