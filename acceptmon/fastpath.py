@@ -154,16 +154,21 @@ def _plain_requests(block: str) -> bool:
     if "\r" in block or "\x1b" in block:
         return _plain_requests_by_line(block)
     dumps: list[str] = []
-    for at in _found(block):
-        start = block.rfind("\n", 0, at) + 1
-        end = block.find("\n", at)
-        if end < 0:
-            return False
-        while ENTRY.match(block, end + 1) is None:  # the continuation, up to the next entry
-            end = block.find("\n", end + 1)
+    find, rfind, entry = block.find, block.rfind, ENTRY.match
+    for marker in REQUEST_MARKERS:
+        at = find(marker)
+        while at >= 0:
+            start = rfind("\n", 0, at) + 1
+            end = find("\n", at)
             if end < 0:
                 return False
-        dumps.append(block[start:end])
+            while entry(block, end + 1) is None:  # the continuation, up to the next entry
+                end = find("\n", end + 1)
+                if end < 0:
+                    return False
+            dumps.append(block[start:end])
+            # A marker inside this dump's continuation adds no text to check.
+            at = find(marker, end)
     return not _marked("\n".join(dumps))  # markers cannot span lines: one search for all
 
 

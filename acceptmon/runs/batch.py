@@ -108,7 +108,9 @@ class DecodeBatch:
 
         def make() -> list[int]:
             col = self._col(6)
-            return [int(v) if v else 0 for v in col] if col is not None else [0] * self.n
+            if col is None or not any(col):  # the usual case: no line says it
+                return [0] * self.n
+            return [int(v) if v else 0 for v in col]
 
         return self._memo("repeated", make)  # type: ignore[no-any-return]
 
