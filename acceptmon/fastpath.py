@@ -258,7 +258,7 @@ def _stretch(
         block = "\n".join(decode)
         rows = parser.bulk_decode(block, len(decode)) if "\r" not in block and "\x1b" not in block else None
         if rows is not None:
-            lens = _lens(rows[0], rows[1][4])
+            lens = _lens(rows[0], rows[1].order[4])
             if not _in_range(lens, accept_len_range(run.settings)):
                 rows = None
     # Before the first run, a line opens one: the per-line path knows which.
@@ -272,7 +272,7 @@ def _stretch(
     stats = pipeline.store.stats(chunk.source)
     stats.counters["prefill_batches"] += len(prefill)
     if rows is not None and run is not None:
-        found, order = rows
+        found, layout = rows
         pipeline.batch(
             DecodeBatch(
                 chunk.source,
@@ -281,7 +281,7 @@ def _stretch(
                 chunk.lineno + start,
                 decode,
                 found,
-                order,
+                layout,
                 parser.prefix,
                 parser.prefix_epochs,
                 parser.parse,

@@ -43,7 +43,7 @@ from acceptmon.model import (
     SpecSample,
 )
 from acceptmon.parse import llamacpp, runtime, sglang, vllm
-from acceptmon.parse.layouts import DecodeShapes, DecodeValues, PrefillShapes
+from acceptmon.parse.layouts import BulkLayout, DecodeShapes, DecodeValues, PrefillShapes
 from acceptmon.parse.markers import LMDEPLOY, OTHER, REQUEST, REQUEST_MARKERS, SENTENCE
 from acceptmon.parse.prefix import ANSI, PrefixCache, parse_ts
 from acceptmon.redact import redact_args
@@ -274,7 +274,7 @@ class LineParser:
         at = text.rfind(sglang.PREFILL)
         return at >= 0 and self._prefill_shapes.match(text[at + _PREFILL_LEN :])
 
-    def bulk_decode(self, block: str, n: int) -> tuple[list[tuple[str, ...]], tuple[int | None, ...]] | None:
+    def bulk_decode(self, block: str, n: int) -> tuple[list[tuple[str, ...]], BulkLayout] | None:
         """Rows for ``n`` joined Decode lines in the first learned layout (see DecodeShapes.bulk)."""
         return self._shapes.bulk(block, n)
 

@@ -208,9 +208,12 @@ class PrefixCache:
         it (``LocalTime``'s fold rule), so when the misses could fill the cache (which
         is then cleared, and later prefixes parsed again) it goes one call per prefix.
         """
+        if self._fixed is not None:  # times do not depend on order: each distinct prefix once
+            table = {p: self.epoch(p) for p in dict.fromkeys(prefixes)}
+            return list(map(table.__getitem__, prefixes))
         out: list[float | object | None] = list(map(self._epochs.get, prefixes, repeat(_MISS)))
         misses = out.count(_MISS)
-        if misses and self._fixed is None and len(self._cache) + misses >= _CACHED:
+        if misses and len(self._cache) + misses >= _CACHED:
             return list(map(self.epoch, prefixes))
         at, one = 0, self.epoch
         for _ in range(misses):
