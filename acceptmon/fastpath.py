@@ -60,6 +60,14 @@ class Pipeline(Protocol):
 
 def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = True) -> None:
     lines = chunk.lines
+    if parser.in_request:
+        # The previous chunk ended inside a dump: line by line to its end (mostly just
+        # this chunk's first line, a new entry), then the rest as a chunk of its own.
+        start = _continuation(pipeline, parser, chunk, 0)
+        if start < len(lines):
+            rest = Chunk(chunk.source, lines[start:], chunk.lineno + start, chunk.end, chunk.path)
+            feed(pipeline, rest, parser, split)
+        return
     # Markers cannot span lines, so whole-chunk searches of the joined text answer
     # "does any line hold one" at C speed.
     block = "\n".join(lines)
