@@ -60,6 +60,14 @@ class Pipeline(Protocol):
 
 def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = True) -> None:
     lines = chunk.lines
+    if parser.in_request:
+        # The previous chunk ended inside a dump: line by line to its end (mostly just
+        # this chunk's first line, a new entry), then the rest as a chunk of its own.
+        start = _continuation(pipeline, parser, chunk, 0)
+        if start < len(lines):
+            rest = Chunk(chunk.source, lines[start:], chunk.lineno + start, chunk.end, chunk.path)
+            feed(pipeline, rest, parser, split)
+        return
     # Markers cannot span lines, so whole-chunk searches of the joined text answer
     # "does any line hold one" at C speed.
     block = "\n".join(lines)
@@ -75,19 +83,25 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = Tru
             feed(pipeline, head, parser, split=False)
             _cut(pipeline, tail, parser, tail.lines, True)
             return
-    decode = list(map(contains, lines, repeat(DECODE)))
-    others = list(compress(lines, map(not_, decode)))
     # Most chunks hold no event at all: find that out with C-level passes only.
     if (
         not requests
         and not parser.in_request
-        and not _holds(others, EVENT_MARKERS)
         and "\x1b" not in block
         and "\r" not in block
         and WINDOW not in block
     ):
-        _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), others)
-        return
+        decode = list(map(contains, lines, repeat(DECODE)))
+        others = list(compress(lines, map(not_, decode)))
+        is_prefill = list(map(contains, others, repeat(PREFILL)))
+        prefill = list(compress(others, is_prefill))
+        # A Prefill line is an event only in front of its marker (as ``_cut`` reads it):
+        # the long rest of it need not be searched.
+        screened = list(compress(others, map(not_, is_prefill)))
+        screened += [t[: t.find(PREFILL)] for t in prefill]
+        if not _holds(screened, EVENT_MARKERS):
+            _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), prefill)
+            return
     _cut(pipeline, chunk, parser, lines, requests)
 
 
@@ -148,16 +162,21 @@ def _plain_requests(block: str) -> bool:
     if "\r" in block or "\x1b" in block:
         return _plain_requests_by_line(block)
     dumps: list[str] = []
-    for at in _found(block):
-        start = block.rfind("\n", 0, at) + 1
-        end = block.find("\n", at)
-        if end < 0:
-            return False
-        while ENTRY.match(block, end + 1) is None:  # the continuation, up to the next entry
-            end = block.find("\n", end + 1)
+    find, rfind, entry = block.find, block.rfind, ENTRY.match
+    for marker in REQUEST_MARKERS:
+        at = find(marker)
+        while at >= 0:
+            start = rfind("\n", 0, at) + 1
+            end = find("\n", at)
             if end < 0:
                 return False
-        dumps.append(block[start:end])
+            while entry(block, end + 1) is None:  # the continuation, up to the next entry
+                end = find("\n", end + 1)
+                if end < 0:
+                    return False
+            dumps.append(block[start:end])
+            # A marker inside this dump's continuation adds no text to check.
+            at = find(marker, end)
     return not _marked("\n".join(dumps))  # markers cannot span lines: one search for all
 
 
@@ -213,11 +232,14 @@ def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None
         pipeline.contained(parser.source, lineno, exc)
 
 
-def _in_range(rows: list[tuple[str, ...]], col: int | None, bounds: tuple[float, float] | None) -> bool:
+def _lens(rows: list[tuple[str, ...]], col: int | None) -> list[float] | None:
+    return None if col is None else list(map(float, map(itemgetter(col - 1), rows)))
+
+
+def _in_range(lens: list[float] | None, bounds: tuple[float, float] | None) -> bool:
     """Whether every row's accept length is physically possible (else the per-line path counts it)."""
-    if col is None or bounds is None or not rows:
+    if lens is None or bounds is None or not lens:
         return True
-    lens = list(map(float, map(itemgetter(col - 1), rows)))
     return bounds[0] <= min(lens) and max(lens) <= bounds[1]
 
 
@@ -228,37 +250,37 @@ def _stretch(
     start: int,
     end: int,
     decode: list[str] | None = None,
-    others: list[str] | None = None,
+    prefill: list[str] | None = None,
 ) -> None:
     """Lines [start, end) hold no event: bulk if the learned layouts cover them."""
     seg = chunk.lines[start:end]
-    if decode is None or others is None:
+    if decode is None or prefill is None:
         decode = [t for t in seg if DECODE in t]
-        others = [t for t in seg if DECODE not in t]
-    prefill = list(compress(others, map(contains, others, repeat(PREFILL))))
+        prefill = [t for t in seg if DECODE not in t and PREFILL in t]
     if not decode and not prefill:
         return
     run = pipeline.tracker.current(chunk.source)
     rows = None
+    lens = None
     if decode and run is not None:
         block = "\n".join(decode)
         rows = parser.bulk_decode(block, len(decode)) if "\r" not in block and "\x1b" not in block else None
-        if rows is not None and not _in_range(rows[0], rows[1][4], accept_len_range(run.settings)):
-            rows = None
+        if rows is not None:
+            lens = _lens(rows[0], rows[1].order[4])
+            if not _in_range(lens, accept_len_range(run.settings)):
+                rows = None
     # Before the first run, a line opens one: the per-line path knows which.
     if (
         run is None
         or (decode and rows is None)
         or (prefill and not parser.bulk_prefill("\n".join(prefill), len(prefill)))
     ):
-        for offset, text in enumerate(seg):
-            if DECODE in text or PREFILL in text:
-                _one(pipeline, parser, text, chunk.lineno + start + offset)
+        _by_line(pipeline, chunk, parser, start, end, bool(decode), bool(prefill))
         return
     stats = pipeline.store.stats(chunk.source)
     stats.counters["prefill_batches"] += len(prefill)
     if rows is not None and run is not None:
-        found, order = rows
+        found, layout = rows
         pipeline.batch(
             DecodeBatch(
                 chunk.source,
@@ -267,10 +289,11 @@ def _stretch(
                 chunk.lineno + start,
                 decode,
                 found,
-                order,
+                layout,
                 parser.prefix,
                 parser.prefix_epochs,
                 parser.parse,
+                lens,
             )
         )
     elif pipeline.wants_prefill and prefill:
@@ -279,3 +302,24 @@ def _stretch(
                 record = parser.parse(text, chunk.lineno + start + offset)
                 if record is not None:
                     pipeline.sink(record)
+
+
+def _by_line(
+    pipeline: Pipeline, chunk: Chunk, parser: LineParser, start: int, end: int, decode: bool, prefill: bool
+) -> None:
+    """Lines [start, end) one by one; where that is only for want of a run or a learned
+    layout (the first lines of a log), the rest goes in bulk once the parser has them,
+    as if the chunk ended there (the bulk path gives the same for any chunking)."""
+
+    def ready() -> bool:
+        return pipeline.tracker.current(chunk.source) is not None and parser.learned(decode, prefill)
+
+    learning = not ready()
+    lines, lineno = chunk.lines, chunk.lineno
+    for i in range(start, end):
+        text = lines[i]
+        if DECODE in text or PREFILL in text:
+            _one(pipeline, parser, text, lineno + i)
+            if learning and ready():
+                _stretch(pipeline, chunk, parser, i + 1, end)
+                return

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from datetime import datetime
+from itertools import repeat
+from operator import le
 from typing import Any, Protocol
 
 from acceptmon.detect.config import DetectConfig
@@ -55,7 +57,13 @@ def observe_batch(state: SourceState, batch: DecodeBatch) -> bool:
         return True
     rd, cfg = state.current, state.cfg
     lens, running, queue = batch.lens, batch.running, batch.queue
-    accepted = [i for i, r in enumerate(running) if r > 0] if lens is not None else []
+    if lens is None:
+        accepted: list[int] = []
+    elif min(running) > 0:  # the usual case: every line decoded
+        accepted = list(range(n))
+    else:
+        accepted = [i for i, r in enumerate(running) if r > 0]
+    every = len(accepted) == n
     if accepted and not _quiet(state, batch, accepted):
         return False
     epochs = batch.epochs
@@ -69,7 +77,8 @@ def observe_batch(state: SourceState, batch: DecodeBatch) -> bool:
     rd.seen += len(accepted)
     max_len = cfg.collapse_max_len
     # Collapse transitions in line order with drift's (each line: collapse first, as _accept).
-    pending = [(accepted[k], t) for k, t in rd.collapse.steps([lens[i] <= max_len for i in accepted])][::-1]
+    flags = list(map(le, lens, repeat(max_len))) if every else [lens[i] <= max_len for i in accepted]
+    pending = [(accepted[k], t) for k, t in rd.collapse.steps(flags)][::-1]
 
     def upto(row: int) -> None:
         while pending and pending[-1][0] <= row:
@@ -78,13 +87,15 @@ def observe_batch(state: SourceState, batch: DecodeBatch) -> bool:
 
     used = accepted[first:] if first is not None else []
     if used:
-        edges = cfg.load_buckets
-        buckets = [bisect_right(edges, running[i]) for i in used]
-        values = [lens[i] for i in used]
-        centis = [round(v * 100) for v in values]
+        if every and first == 0:  # every line counts: the columns as they are
+            values, ats = lens, epochs
+            buckets, centis = _strata(cfg.load_buckets, running, lens)
+        else:
+            values, ats = [lens[i] for i in used], [epochs[i] for i in used]
+            buckets, centis = _strata(cfg.load_buckets, [running[i] for i in used], values)
         rd.used += len(used)
         rd.head.extend(buckets, centis)
-        rd.tail.extend(buckets, centis, [epochs[i] for i in used])
+        rd.tail.extend(buckets, centis, ats)
         rd.recent.extend(buckets, centis)
         rd.swing.extend(buckets, centis)
         if rd.floor_cfg:
@@ -97,6 +108,14 @@ def observe_batch(state: SourceState, batch: DecodeBatch) -> bool:
         rd.drift.steps(buckets, values, moved)
     upto(n)
     return True
+
+
+def _strata(edges: tuple[int, ...], running: list[int], lens: list[float]) -> tuple[list[int], list[int]]:
+    """Load buckets and hundredths of each line, worked out once per distinct value (a batch
+    holds few), as ``load_bucket`` and ``centi`` give them."""
+    bucket_of = {r: bisect_right(edges, r) for r in set(running)}
+    centi_of = {v: round(v * 100) for v in set(lens)}
+    return list(map(bucket_of.__getitem__, running)), list(map(centi_of.__getitem__, lens))
 
 
 def _quiet(state: SourceState, batch: DecodeBatch, accepted: list[int]) -> bool:

@@ -9,16 +9,20 @@ statistics by the number of distinct values.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 
 from acceptmon.model import DecodeSample, SpecSample
 from acceptmon.runs.rate import accept_rate
 
 #: load bucket → {accept len in hundredths: count}
 Strata = dict[int, dict[int, int]]
+
+#: Batches at least this long take ``Sliding``'s bulk way (shorter ones the plain loop).
+_BULK = 64
 
 #: The bucket of intervals whose load is unknown (vLLM spec lines).
 UNKNOWN_LOAD = -1
@@ -169,8 +173,11 @@ class Sliding(Hists):
             keep = len(buckets) - size
             buckets, values, ats = buckets[keep:], values[keep:], ats[keep:] if ats else ()
         n, floor = self.n, self._floor
-        popleft, append, known = items.popleft, items.append, strata.get
         aged = max_age is not None and bool(ats)
+        if aged and len(buckets) >= _BULK:
+            self._extend_aged(buckets, values, ats)
+            return
+        popleft, append, known = items.popleft, items.append, strata.get
         for k, bucket in enumerate(buckets):
             value = values[k]
             at = ats[k] if ats else None
@@ -200,6 +207,48 @@ class Sliding(Hists):
             into[value] = into.get(value, 0) + 1
             n += 1
         self.n = n
+
+    def _extend_aged(
+        self, buckets: Sequence[int], values: Sequence[int], ats: Sequence[float | None]
+    ) -> None:
+        """``extend`` with ages for a long batch: the evictions are found on the times alone
+        (``add``'s rule, step by step), then the histograms change once per distinct pair."""
+        items, size, floor = self._items, self._size, self._floor
+        max_age = self._max_age
+        assert max_age is not None
+        old = len(items)
+        times = [t for t, _, _ in items]
+        times += ats
+        lo = 0  # the window is times[lo : old + k] before the k-th new interval is added
+        for k, at in enumerate(ats):
+            if old + k - lo == size:
+                lo += 1
+            if at is not None:
+                limit = at - max_age
+                while old + k - lo >= floor and (t := times[lo]) is not None and t < limit:
+                    lo += 1
+        gone = min(lo, old)
+        first = lo - gone  # new intervals evicted within the batch never reach the histograms
+        strata = self.strata
+        for (bucket, value), c in Counter((b, v) for _, b, v in islice(items, gone)).items():
+            h = strata[bucket]
+            left = h[value] - c
+            if left:
+                h[value] = left
+            else:
+                del h[value]
+                if not h:
+                    del strata[bucket]
+        kept_b, kept_v = buckets[first:], values[first:]
+        for (bucket, value), c in Counter(zip(kept_b, kept_v, strict=True)).items():
+            into = strata.get(bucket)
+            if into is None:
+                into = strata[bucket] = {}
+            into[value] = into.get(value, 0) + c
+        if gone:
+            self._items = items = deque(islice(items, gone, None))
+        items.extend(zip(ats[first:], kept_b, kept_v, strict=True))
+        self.n += len(kept_b) - gone
 
     def entries(self) -> list[tuple[float | None, int, int]]:
         """(time, bucket, value) oldest first: the order decides what is evicted next."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import partial, reduce
+from functools import reduce
 from itertools import repeat
 from operator import add, mul, sub
 from typing import Any
@@ -176,6 +176,16 @@ def _dp_gauges(s: SourceStats, rank: int, values: DpValues, ts: float | None) ->
             g[key] = sum(v * n for v, n in have) / weight if weight else sum(v for v, _ in have) / len(have)
 
 
+#: Floats hold every integer up to here exactly.
+_EXACT = 2**53
+
+
+def _exact(total: float, n: int) -> bool:
+    """Whether adding non-negative whole numbers that sum to ``n`` to ``total`` one by one in
+    floats is exact: ``total`` is whole and every partial sum stays within ``_EXACT``."""
+    return n >= 0 and total.is_integer() and total >= 0.0 and int(total) + n <= _EXACT
+
+
 def _dp_rank(ranks: Ranks) -> int | None:
     return next((v for k, v in ranks if k == "dp"), None)
 
@@ -281,23 +291,17 @@ class Store:
         lens = batch.lens
         if lens is None:
             return
-        slots = settings.slots
         printed = batch.last(5)
         g["accept_len"] = lens[-1]
         g["accept_rate"] = batch.rate(lens[-1])
         g["accept_rate_printed"] = float(printed) if printed is not None else None
         c["accept_len_sum"] = reduce(add, lens, c["accept_len_sum"])
         c["accept_len_count"] += len(lens)
-        for i, n in Counter(map(partial(bisect_left, ACCEPT_LEN_BUCKETS), lens)).items():
+        for value, n in Counter(lens).items():  # a batch holds few distinct lengths
+            i = bisect_left(ACCEPT_LEN_BUCKETS, value)
             if i < len(ACCEPT_LEN_BUCKETS):
                 s.buckets[i] += n
-        rounds = list(map(float, map(settings.decode_log_interval.__mul__, running)))
-        c["verify_rounds"] = reduce(add, rounds, c["verify_rounds"])
-        c["emitted_tokens"] = reduce(add, map(mul, rounds, lens), c["emitted_tokens"])
-        if slots is not None:
-            gained = map(max, repeat(0.0), map(sub, lens, repeat(1.0)))
-            c["accepted_tokens"] = reduce(add, map(mul, rounds, gained), c["accepted_tokens"])
-            c["draft_tokens"] = reduce(add, map(mul, rounds, repeat(slots)), c["draft_tokens"])
+        _batch_tokens(c, settings, running, lens)
         self._dp_batch(s, batch)
 
     def _dp_batch(self, s: SourceStats, batch: DecodeBatch) -> None:
@@ -354,3 +358,29 @@ class Store:
     def restore(self, data: dict[str, Any]) -> None:
         for name, saved in data.items():
             self.sources[name] = SourceStats.from_dict(saved)
+
+
+def _batch_tokens(c: dict[str, float], settings: SpecSettings, running: list[int], lens: list[float]) -> None:
+    """A batch's request-rounds and tokens, added as ``Store.decode_values`` adds them line by line."""
+    slots = settings.slots
+    interval = settings.decode_log_interval
+    rounds = list(map(float, map(interval.__mul__, running)))
+    total = interval * sum(running)
+    # Whole request-rounds and draft tokens: when every partial sum is an exact integer,
+    # the line-by-line float additions are exact, and one addition gives the same number.
+    exact = _exact(c["verify_rounds"], total) and (slots is None or _exact(c["draft_tokens"], total * slots))
+    if exact:
+        c["verify_rounds"] = float(int(c["verify_rounds"]) + total)
+    else:
+        c["verify_rounds"] = reduce(add, rounds, c["verify_rounds"])
+    c["emitted_tokens"] = reduce(add, map(mul, rounds, lens), c["emitted_tokens"])
+    if slots is not None:
+        # max(0, len - 1) is len - 1 itself (the same float) for every length of 1 or more.
+        gained = map(sub, lens, repeat(1.0))
+        if min(lens) < 1.0:
+            gained = map(max, repeat(0.0), gained)
+        c["accepted_tokens"] = reduce(add, map(mul, rounds, gained), c["accepted_tokens"])
+        if exact:
+            c["draft_tokens"] = float(int(c["draft_tokens"]) + total * slots)
+        else:
+            c["draft_tokens"] = reduce(add, map(mul, rounds, repeat(slots)), c["draft_tokens"])

@@ -11,6 +11,7 @@ slower, never different.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from acceptmon.parse import sglang
 from acceptmon.parse.fields import Kind, split_pairs
@@ -41,10 +42,20 @@ def _kind(key: str, fields: dict[str, tuple[str, Kind]]) -> str | None:
 Shape = tuple[str, tuple[int | None, ...]]
 
 
+#: The fields a bulk regex captures on every line; the rest of WANTED only where asked for.
+PER_LINE = ("running_req", "queue_req", "accept_len")
+
+
 def compile_shape(
-    body: str, fields: dict[str, tuple[str, Kind]] = sglang.DECODE_FIELDS, wanted: tuple[str, ...] = WANTED
+    body: str,
+    fields: dict[str, tuple[str, Kind]] = sglang.DECODE_FIELDS,
+    wanted: tuple[str, ...] = WANTED,
+    captured: tuple[str, ...] | None = None,
 ) -> Shape | None:
-    """Build the regex for ``body``'s layout; None when it should not be cached."""
+    """Build the regex for ``body``'s layout; None when it should not be cached.
+
+    ``captured`` (default: all of ``wanted``) are the fields given a group; the others
+    match as strictly, without one (``order`` then says None for them)."""
     if "=" in body or "[repeated" in body or not body.startswith((".", ",", " [")):
         return None
     rest = body.lstrip(". ,")
@@ -52,6 +63,7 @@ def compile_shape(
         rest = rest.partition("]")[2].lstrip(", ")
     parts: list[str] = []
     slot: dict[str, int] = {}
+    seen: set[str] = set()
     pairs = split_pairs(rest)
     keys = [key for key, _ in pairs]
     for key, value in pairs:
@@ -65,7 +77,11 @@ def compile_shape(
         if key == "gpu token usage" and "token usage" not in keys and "full token usage" not in keys:
             field = "token_usage"  # HiSparse: its GPU pool replaces #token/token usage
         pattern = _BRACKETED if kind is None and "[" in value else _PATTERN[kind]
-        if field in wanted and field not in slot:
+        if field in wanted and field not in seen:
+            seen.add(field)
+            if captured is not None and field not in captured:
+                parts.append(f"{re.escape(key)}: (?:{pattern})")
+                continue
             slot[field] = len(slot) + 1
             parts.append(f"{re.escape(key)}: ({pattern})")
         else:
@@ -87,14 +103,30 @@ def _line_regex(marker: str, body: str) -> re.Pattern[str]:
     return re.compile(f"\\] {re.escape(marker)}{body}$", re.M)
 
 
+@dataclass(frozen=True, slots=True)
+class BulkLayout:
+    """How a block's rows read: ``order`` indexes the rows' groups (1-based, None where the
+    bulk regex has no group for the slot); ``full`` is the same line regex with a group for
+    every wanted field, in ``full_order``, for the few lines whose every value is read."""
+
+    order: tuple[int | None, ...]
+    full: re.Pattern[str]
+    full_order: tuple[int | None, ...]
+
+
 class DecodeShapes:
     """Per-source cache of compiled layouts (bounded)."""
 
-    __slots__ = ("_limit", "_shapes")
+    __slots__ = ("_bulk", "_limit", "_shapes")
 
     def __init__(self, limit: int = 8) -> None:
         self._shapes: list[tuple[re.Pattern[str], re.Pattern[str], tuple[int | None, ...]]] = []
+        #: The first layout's bulk regex (per-line fields only) and how its rows read.
+        self._bulk: tuple[re.Pattern[str], BulkLayout] | None = None
         self._limit = limit
+
+    def __len__(self) -> int:
+        return len(self._shapes)
 
     def match(self, body: str) -> DecodeValues | None:
         for rx, _, order in self._shapes:
@@ -103,22 +135,28 @@ class DecodeShapes:
                 return _values(m, order)
         return None
 
-    def bulk(self, block: str, n: int) -> tuple[list[tuple[str, ...]], tuple[int | None, ...]] | None:
+    def bulk(self, block: str, n: int) -> tuple[list[tuple[str, ...]], BulkLayout] | None:
         """Rows of ``n`` newline-joined Decode lines if all share the first layout.
 
-        Rows hold the body's groups; ``order`` (1-based) indexes them less one.
+        Rows hold the groups of the fields read on every line (``PER_LINE`` and the
+        repeat count; fewer groups make a faster regex); the layout says which is which.
         """
-        if not self._shapes:
+        if self._bulk is None:
             return None
-        _, lines_rx, order = self._shapes[0]
+        lines_rx, layout = self._bulk
         rows = lines_rx.findall(block)
-        return (rows, order) if len(rows) == n else None
+        return (rows, layout) if len(rows) == n else None
 
     def learn(self, body: str) -> None:
         shape = compile_shape(body)
         if shape is not None and len(self._shapes) < self._limit:
             pattern, order = shape
-            self._shapes.append((re.compile(pattern), _line_regex(sglang.DECODE, pattern), order))
+            full = _line_regex(sglang.DECODE, pattern)
+            self._shapes.append((re.compile(pattern), full, order))
+            if self._bulk is None:
+                few = compile_shape(body, captured=PER_LINE)
+                if few is not None:  # always: the same body compiles the same way
+                    self._bulk = (_line_regex(sglang.DECODE, few[0]), BulkLayout(few[1], full, order))
 
 
 def _values(m: re.Match[str], order: tuple[int | None, ...]) -> DecodeValues | None:
@@ -147,6 +185,9 @@ class PrefillShapes:
     def __init__(self, limit: int = 8) -> None:
         self._shapes: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
         self._limit = limit
+
+    def __len__(self) -> int:
+        return len(self._shapes)
 
     def match(self, body: str) -> bool:
         return any(rx.fullmatch(body) is not None for rx, _ in self._shapes)

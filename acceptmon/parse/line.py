@@ -43,7 +43,7 @@ from acceptmon.model import (
     SpecSample,
 )
 from acceptmon.parse import llamacpp, runtime, sglang, vllm
-from acceptmon.parse.layouts import DecodeShapes, DecodeValues, PrefillShapes
+from acceptmon.parse.layouts import BulkLayout, DecodeShapes, DecodeValues, PrefillShapes
 from acceptmon.parse.markers import LMDEPLOY, OTHER, REQUEST, REQUEST_MARKERS, SENTENCE
 from acceptmon.parse.prefix import ANSI, PrefixCache, parse_ts
 from acceptmon.redact import redact_args
@@ -274,9 +274,13 @@ class LineParser:
         at = text.rfind(sglang.PREFILL)
         return at >= 0 and self._prefill_shapes.match(text[at + _PREFILL_LEN :])
 
-    def bulk_decode(self, block: str, n: int) -> tuple[list[tuple[str, ...]], tuple[int | None, ...]] | None:
+    def bulk_decode(self, block: str, n: int) -> tuple[list[tuple[str, ...]], BulkLayout] | None:
         """Rows for ``n`` joined Decode lines in the first learned layout (see DecodeShapes.bulk)."""
         return self._shapes.bulk(block, n)
+
+    def learned(self, decode: bool, prefill: bool) -> bool:
+        """Whether the bulk path has a layout for each kind asked for (Decode, Prefill)."""
+        return (not decode or len(self._shapes) > 0) and (not prefill or len(self._prefill_shapes) > 0)
 
     def bulk_prefill(self, block: str, n: int) -> bool:
         return self._prefill_shapes.bulk(block, n)

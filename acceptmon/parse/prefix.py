@@ -63,11 +63,21 @@ def parse_ranks(text: str) -> Ranks:
 _PLAIN = re.compile(rf"\[(\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{{3}})?)((?: {_RANK})*)\] ")
 
 
+def _plain(prefix: str) -> Prefix | None:
+    plain = _PLAIN.fullmatch(prefix)
+    if plain is None:
+        return None
+    return parse_ts(plain.group(1)), parse_ranks(plain.group(2)) if plain.group(2) else ()
+
+
 def parse_prefix(prefix: str) -> Prefix:
     """Read timestamp and ranks from the text in front of a message."""
-    plain = _PLAIN.fullmatch(prefix)
-    if plain is not None:
-        return parse_ts(plain.group(1)), parse_ranks(plain.group(2)) if plain.group(2) else ()
+    plain = _plain(prefix)
+    return plain if plain is not None else _general(prefix)
+
+
+def _general(prefix: str) -> Prefix:
+    """``parse_prefix`` for all but SGLang's plain prefix."""
     if "\x1b" in prefix:
         prefix = ANSI.sub("", prefix)
     m = _PYLOG.match(prefix)
@@ -113,6 +123,17 @@ def fixed_offset(zone: tzinfo) -> timezone | None:
 #: Prefixes cached per source before the cache starts afresh.
 _CACHED = 512
 _MISS = object()
+#: A plain SGLang prefix's seconds, ``[YYYY-MM-DD HH:MM:SS…``: where they stand, and their values.
+_SEC = slice(18, 20)
+_SECONDS = {f"{s:02d}": s for s in range(60)}
+_UTC_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = 1_000_000
+
+
+def _micros(ts: datetime) -> int:
+    """Microseconds since the epoch of an aware time, as ``timestamp`` counts them."""
+    delta = ts - _UTC_EPOCH
+    return (delta.days * 86400 + delta.seconds) * _US + delta.microseconds
 
 
 class PrefixCache:
@@ -121,32 +142,60 @@ class PrefixCache:
     Cached timestamps are already aware, in the zone of ``local`` (the source's).
     A new second is a new prefix, so a miss is common on a busy log: in a zone
     with a fixed offset it skips ``LocalTime.aware``'s fold and gap logic, which
-    gives the very same time there.
+    gives the very same time there, and a plain SGLang prefix whose minute, ranks
+    and rest were seen before (only its seconds differ) is not parsed again: its
+    time is that minute's plus the seconds, to the microsecond (``_minutes``).
     """
 
-    __slots__ = ("_cache", "_epochs", "_fixed", "_local")
+    __slots__ = ("_cache", "_epochs", "_fixed", "_local", "_minutes")
 
     def __init__(self, local: LocalTime | None = None) -> None:
         self._cache: dict[str, Prefix] = {}
         self._epochs: dict[str, float | None] = {}
         self._local = local or LocalTime()
         self._fixed = fixed_offset(self._local.zone)
+        #: plain prefix with its seconds cut out → (its time at second 0, microseconds then, ranks)
+        self._minutes: dict[str, tuple[datetime, int, Ranks]] = {}
+
+    def _room(self) -> None:
+        if len(self._epochs) >= _CACHED:
+            self._cache.clear()
+            self._epochs.clear()
+        if len(self._minutes) >= _CACHED:
+            self._minutes.clear()
+
+    def _minute(self, prefix: str) -> tuple[tuple[datetime, int, Ranks] | None, int | None]:
+        """The minute entry a plain prefix shares (in a fixed-offset zone), and its seconds."""
+        sec = _SECONDS.get(prefix[_SEC]) if self._fixed is not None else None
+        if sec is None:
+            return None, None
+        return self._minutes.get(prefix[:18] + prefix[20:]), sec
 
     def get(self, prefix: str) -> Prefix:
         hit = self._cache.get(prefix)
         if hit is None:
-            if len(self._cache) >= _CACHED:
-                self._cache.clear()
-                self._epochs.clear()
-            wall, ranks = parse_prefix(prefix)
+            self._room()
+            minute, sec = self._minute(prefix)
+            if minute is not None and sec is not None:
+                ts: datetime | None = minute[0].replace(second=sec)
+                hit = self._cache[prefix] = (ts, minute[2])
+                self._epochs[prefix] = (minute[1] + sec * _US) / _US
+                return hit
+            fixed = self._fixed
+            plain = _plain(prefix) if sec is not None else None
+            wall, ranks = (
+                plain if plain is not None else parse_prefix(prefix) if sec is None else _general(prefix)
+            )
             ts = None
             if wall is not None:
-                fixed = self._fixed
                 ts = (
                     self._local.aware(wall)
                     if fixed is None or wall.tzinfo is not None
                     else wall.replace(tzinfo=fixed)
                 )
+                if plain is not None and sec is not None:
+                    base = ts.replace(second=0)
+                    self._minutes[prefix[:18] + prefix[20:]] = (base, _micros(base), ranks)
             hit = self._cache[prefix] = (ts, ranks)
             self._epochs[prefix] = epoch(ts)
         return hit
@@ -159,14 +208,17 @@ class PrefixCache:
         it (``LocalTime``'s fold rule), so when the misses could fill the cache (which
         is then cleared, and later prefixes parsed again) it goes one call per prefix.
         """
+        if self._fixed is not None:  # times do not depend on order: each distinct prefix once
+            table = {p: self.epoch(p) for p in dict.fromkeys(prefixes)}
+            return list(map(table.__getitem__, prefixes))
         out: list[float | object | None] = list(map(self._epochs.get, prefixes, repeat(_MISS)))
         misses = out.count(_MISS)
-        if misses and self._fixed is None and len(self._cache) + misses >= _CACHED:
+        if misses and len(self._cache) + misses >= _CACHED:
             return list(map(self.epoch, prefixes))
-        at = 0
+        at, one = 0, self.epoch
         for _ in range(misses):
             at = out.index(_MISS, at)
-            out[at] = self.epoch(prefixes[at])
+            out[at] = one(prefixes[at])
         return out  # type: ignore[return-value]
 
     def epoch(self, prefix: str) -> float | None:
@@ -174,5 +226,11 @@ class PrefixCache:
         try:
             return self._epochs[prefix]
         except KeyError:
+            pass
+        minute, sec = self._minute(prefix)
+        if minute is None or sec is None:
             self.get(prefix)
             return self._epochs[prefix]
+        self._room()
+        value = self._epochs[prefix] = (minute[1] + sec * _US) / _US
+        return value

@@ -21,7 +21,7 @@ from operator import itemgetter
 from typing import Any
 
 from acceptmon.model import DecodeSample, Ranks, Record, SpecSettings
-from acceptmon.parse.layouts import DecodeValues
+from acceptmon.parse.layouts import BulkLayout, DecodeValues
 from acceptmon.parse.sglang import DECODE, PREFILL
 from acceptmon.runs.rate import accept_rate
 
@@ -33,14 +33,15 @@ class DecodeBatch:
     """``n`` Decode lines (and the Prefill/noise lines between them) of one source's current run.
 
     ``lines`` is the whole stretch (first line ``lineno``); ``rows`` the learned
-    layout's groups of its Decode lines, ``order`` their 1-based positions
-    (running, queue, throughput, usage, accept len, printed rate, repeated).
+    layout's groups of its Decode lines: those read on every line, which ``layout.order``
+    places (running, queue, throughput, usage, accept len, printed rate, repeated; 1-based).
     """
 
     __slots__ = (
         "_cols",
         "_decode",
         "_epochs",
+        "_layout",
         "_order",
         "_parse",
         "_rows",
@@ -60,20 +61,37 @@ class DecodeBatch:
         lineno: int,
         decode: list[str],
         rows: list[tuple[str, ...]],
-        order: tuple[int | None, ...],
+        layout: BulkLayout,
         stamp: Callable[[str], Stamp],
         epochs: Callable[[list[str]], list[float | None]],
         parse: Callable[[str, int], Record | None],
+        lens: list[float] | None = None,
     ) -> None:
+        """``lens``: the accept lengths already converted (the bulk path checks their range)."""
         self.source, self.settings = source, settings
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
-        self._decode, self._rows, self._order = decode, rows, order
+        self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
         self._stamp, self._epochs, self._parse = stamp, epochs, parse
-        self._cols: dict[str, Any] = {}
+        self._cols: dict[str, Any] = {} if lens is None else {"lens": lens}
 
     def _col(self, slot: int) -> list[str] | None:
         i = self._order[slot]
-        return None if i is None else list(map(itemgetter(i - 1), self._rows))
+        if i is not None:
+            return list(map(itemgetter(i - 1), self._rows))
+        j = self._layout.full_order[slot]
+        return None if j is None else list(map(itemgetter(j - 1), self._full_rows()))
+
+    def _full_rows(self) -> list[tuple[str, ...]]:
+        """Every wanted group of every line (the same regex, so the same matches, as ``rows``)."""
+        return self._memo("full", lambda: self._layout.full.findall("\n".join(self._decode)))  # type: ignore[no-any-return]
+
+    def _full(self, i: int) -> tuple[str, ...]:
+        """Every wanted group of line ``i``: its one match, as in the block (each ends its line)."""
+        rows = self._cols.get("full")
+        if rows is not None:
+            return rows[i]  # type: ignore[no-any-return]
+        m = self._layout.full.search(self._decode[i])
+        return m.groups("") if m is not None else self._full_rows()[i]
 
     def _memo(self, name: str, make: Callable[[], Any]) -> Any:
         try:
@@ -106,14 +124,16 @@ class DecodeBatch:
 
         def make() -> list[int]:
             col = self._col(6)
-            return [int(v) if v else 0 for v in col] if col is not None else [0] * self.n
+            if col is None or not any(col):  # the usual case: no line says it
+                return [0] * self.n
+            return [int(v) if v else 0 for v in col]
 
         return self._memo("repeated", make)  # type: ignore[no-any-return]
 
     def values(self, i: int) -> DecodeValues:
         """Line ``i`` as the store's ``DecodeValues`` (running, queue, throughput, usage,
         accept len, printed rate, repeated)."""
-        row, order = self._rows[i], self._order
+        row, order = self._full(i), self._layout.full_order
 
         def group(slot: int) -> str | None:
             j = order[slot]
@@ -133,7 +153,10 @@ class DecodeBatch:
     def last(self, slot: int) -> str | None:
         """The last line's group ``slot`` (0 running … 5 printed rate), unconverted."""
         i = self._order[slot]
-        return None if i is None else self._rows[-1][i - 1]
+        if i is not None:
+            return self._rows[-1][i - 1]
+        j = self._layout.full_order[slot]
+        return None if j is None else self._full(self.n - 1)[j - 1]
 
     def _prefixes(self) -> list[str]:
         return self._memo("prefixes", lambda: [t[: t.rfind(DECODE)] for t in self._decode])  # type: ignore[no-any-return]

@@ -150,3 +150,28 @@ def test_extend_keeps_the_same_floor_as_add():
         one.add(i % 3, i, at)
     bulk.extend([i % 3 for i in range(120)], list(range(120)), ats)
     assert one.entries() == bulk.entries() and one.strata == bulk.strata and one.n == bulk.n == 20
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_long_batches_leave_the_window_as_one_add_each(seed: int) -> None:
+    """The bulk way for long batches (evictions found on the times, histograms changed per
+    pair) against ``add`` line by line: out-of-order and missing times, restarts of the clock."""
+    rng = random.Random(seed)
+    size, max_age, keep = [(50, 30.0, 20), (2000, 1800.0, 50), (80, 5.0, 1)][seed % 3]
+    one, bulk = Sliding(size, max_age, keep), Sliding(size, max_age, keep)
+    clock = 0.0
+    for _ in range(12):
+        n = rng.choice([1, 63, 64, 200, 3000])
+        ats: list[float | None] = []
+        for _ in range(n):
+            # Whole seconds, so that times meet the age limit exactly; now and then a jump.
+            clock += rng.choice([0.0, 1.0, 1.0, 2.0, -3.0]) if rng.random() < 0.99 else 400.0
+            ats.append(None if rng.random() < 0.05 else clock)
+        buckets = [rng.randrange(4) for _ in range(n)]
+        values = [rng.randrange(100, 110) for _ in range(n)]
+        for b, v, at in zip(buckets, values, ats, strict=True):
+            one.add(b, v, at)
+        bulk.extend(buckets, values, ats)
+        assert one.entries() == bulk.entries()
+        assert one.strata == bulk.strata and one.n == bulk.n
+        assert all(h and all(h.values()) for h in bulk.strata.values())
