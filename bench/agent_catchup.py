@@ -44,7 +44,7 @@ def agent_once(acceptmon: str, log: Path, expected: int, timeout: float) -> floa
     with tempfile.TemporaryDirectory(prefix="acceptmon-catchup-") as d:
         port = free_port()
         cmd = [acceptmon, "run", "--listen", f"127.0.0.1:{port}", "--state-dir", d, str(log)]
-        name = f'acceptmon_decode_batches_total{{source="{log}"}}'
+        name = f'acceptmon_decode_batches_total{{engine="sglang",source="{log}"}}'  # the engine label sorts first
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:

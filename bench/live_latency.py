@@ -129,7 +129,7 @@ def make_tools(tmp: Path, log: Path) -> list[Tool]:
         "--port",
         str(theirs),
     ]
-    label = f'{{source="{log}"}}'
+    label = f'{{engine="sglang",source="{log}"}}'  # the engine label sorts first
     return [
         Tool(
             "acceptmon",
