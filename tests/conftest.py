@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support.wait import poll_until
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ACCEPTMON_SHARED", ROOT.parent / "shared"))
@@ -49,12 +50,10 @@ def _no_leaked_threads_or_processes() -> Iterator[None]:
     """
     threads, children = set(threading.enumerate()), _children()
     yield
-    deadline = time.monotonic() + 10.0
-    while True:
-        extra = [t for t in threading.enumerate() if t not in threads and t.is_alive()]
-        procs = _children() - children
-        if not extra and not procs:
-            return
-        if time.monotonic() > deadline:
-            pytest.fail(f"test leaked threads {[t.name for t in extra]} and processes {sorted(procs)}")
-        time.sleep(0.05)  # polling interval, bounded by the deadline above
+
+    def leaks() -> tuple[list[threading.Thread], set[int]]:
+        return [t for t in threading.enumerate() if t not in threads and t.is_alive()], _children() - children
+
+    if not poll_until(lambda: leaks() == ([], set()), 10.0):
+        extra, procs = leaks()
+        pytest.fail(f"test leaked threads {[t.name for t in extra]} and processes {sorted(procs)}")

@@ -8,13 +8,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.support.tools import free_port
+from tests.support.wait import wait_for
 
 
 class AgentProcess:
@@ -88,13 +88,3 @@ class AgentProcess:
                 return None
         self._err.close()
         return self.proc.returncode
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float, message: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)  # polling interval of a deadline loop, not synchronisation
-    if not predicate():
-        raise AssertionError(message)

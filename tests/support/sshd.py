@@ -14,7 +14,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ import pytest
 
 from acceptmon.sources.ssh.options import SSHSettings
 from tests.support.tools import free_port
+from tests.support.wait import wait_for
 
 SSHD = "/usr/sbin/sshd"
 SSH_KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"
@@ -43,14 +43,6 @@ def key_fingerprint(pub: Path) -> str:
     """``SHA256:...`` as ``ssh-keygen -l`` prints it."""
     out = subprocess.run([SSH_KEYGEN, "-lf", str(pub)], check=True, capture_output=True, text=True).stdout
     return out.split()[1]
-
-
-def wait_for(predicate: object, timeout: float, what: str, interval: float = 0.02) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def _children(pid: int, depth: int = 99) -> list[int]:

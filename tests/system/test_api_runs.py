@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from acceptmon.testing import synth
-from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.system
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from acceptmon.testing import synth
-from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess
+from tests.support.wait import wait_for
 
 T0 = datetime(2026, 11, 28, 9, 0, 0)
 SIZE = 30 << 20

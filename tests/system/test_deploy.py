@@ -23,8 +23,9 @@ import yaml
 
 from acceptmon.testing import synth
 from tests.conftest import ROOT
-from tests.support.sshd import free_port, wait_for
+from tests.support.sshd import free_port
 from tests.support.tools import require_tool
+from tests.support.wait import wait_for
 
 PROM_DIR = ROOT / "deploy" / "prometheus"
 RULES = PROM_DIR / "acceptmon.rules.yml"

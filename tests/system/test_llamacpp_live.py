@@ -5,7 +5,8 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess
+from tests.support.wait import wait_for
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "llamacpp" / "restart-drop.log"
 

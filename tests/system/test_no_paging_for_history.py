@@ -15,8 +15,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from acceptmon.testing import synth
-from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess
 from tests.support.slack_server import FakeSlack
+from tests.support.wait import wait_for
 
 DAYS_AGO = datetime.now().replace(microsecond=0) - timedelta(days=3)
 

@@ -7,7 +7,8 @@ from datetime import datetime
 from pathlib import Path
 
 from acceptmon.testing import synth
-from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess
+from tests.support.wait import wait_for
 from tests.unit.parse.test_hostile import INJECTIONS, POISON
 
 T0 = datetime(2026, 1, 1)

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from acceptmon.testing import synth
-from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess
 from tests.support.tools import free_port
+from tests.support.wait import wait_for
 
 NOW = datetime.now().replace(microsecond=0)
 

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from acceptmon.testing import changes, synth
-from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.system
 

@@ -21,8 +21,9 @@ import pytest
 
 from acceptmon.sources.ssh.fetch import FETCH_DEADLINE
 from acceptmon.testing import synth
-from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess
 from tests.support.sshd import SSHServer, sshd
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.system
 __all__ = ["sshd"]  # fixture, imported for pytest

@@ -15,7 +15,8 @@ import pytest
 from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh.remote import read_remote_file
 from acceptmon.sources.ssh.worker import HostPool
-from tests.support.sshd import SSHServer, keygen, sshd, sshd_stopped, wait_for
+from tests.support.sshd import SSHServer, keygen, sshd, sshd_stopped
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.system
 __all__ = ["sshd", "sshd_stopped"]  # fixtures, imported for pytest

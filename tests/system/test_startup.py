@@ -15,8 +15,9 @@ import pytest
 
 from acceptmon import startup
 from acceptmon.testing import synth
-from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess
 from tests.support.tools import free_port
+from tests.support.wait import wait_for
 
 BAD = """\
 listen: "127.0.0.1:99999"

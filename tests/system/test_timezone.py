@@ -19,7 +19,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from acceptmon.testing import synth
-from tests.support.agentproc import AgentProcess, wait_for
+from tests.support.agentproc import AgentProcess
+from tests.support.wait import wait_for
 
 
 def _log(path: Path, end: datetime, n: int = 40) -> None:

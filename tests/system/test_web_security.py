@@ -25,9 +25,9 @@ import pytest
 import yaml
 
 from acceptmon.testing import synth
-from tests.support.agentproc import wait_for
 from tests.support.certs import Certs, make_certs
 from tests.support.tools import free_port, require_tool
+from tests.support.wait import wait_for
 
 START = datetime.now().replace(microsecond=0) - timedelta(minutes=10)
 DECODES = 12

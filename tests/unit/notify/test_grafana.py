@@ -15,8 +15,8 @@ from acceptmon.model import ConfigDiff, Run, SpecSettings
 from acceptmon.notify import build_notifier, parse_notify_config
 from acceptmon.notify.config import NotifyConfigError
 from acceptmon.notify.notifier import Notifier
-from tests.support.agentproc import wait_for
 from tests.support.grafana_server import FakeGrafana
+from tests.support.wait import wait_for
 from tests.unit.notify.test_slack import finding
 
 RUN = Run(
