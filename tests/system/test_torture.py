@@ -182,6 +182,9 @@ class Torture:
         )
         self.starts += 1
 
+    def checkpointed(self) -> bool:
+        return (self.tmp / "agent-state" / "checkpoint.json").exists()
+
     def kill_agent(self) -> None:
         assert self.agent is not None
         self.agent.send_signal(signal.SIGKILL)
@@ -221,9 +224,17 @@ class Torture:
             pytest.fail(f"the agent exited by itself with {self.agent.returncode}; {self.summary()}")
 
     def churn(self) -> None:
-        """Rotate and kill at random until both quotas are met."""
+        """Rotate and kill at random until both quotas are met.
+
+        The exactness contract starts at the agent's first checkpoint: a first
+        start (no checkpoint) rightly takes files already rotated away for
+        history, and under load start-up alone can outlast the first rotation.
+        So the churn starts once the first agent has checkpointed.
+        """
+        self.start_agent()
+        wait_for("the agent's first checkpoint", self.checkpointed, 60, self.summary)
         now = time.monotonic()
-        next_rotation, kill_at, start_at = now + 0.5, now, now
+        next_rotation, kill_at, start_at = now + 0.5, now + self.rng.uniform(0.2, 3.0), now
         while sum(self.done.values()) < ROTATIONS or self.kills < KILLS:
             now = time.monotonic()
             self.check_alive()
