@@ -19,6 +19,7 @@ from typing import Any
 from acceptmon.clock import Clock, SystemClock
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.base import SourceHealth
+from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.lines import LineSplitter
 
 log = logging.getLogger("acceptmon.sources")
@@ -53,9 +54,7 @@ class JournalSource:
         self._seq = 0
         self._lineno = 1
         self._next_start = 0.0
-        self._bytes = 0
-        self._errors: dict[str, int] = {}
-        self._last_error = ""
+        self._health = SourceEvents(name, log)
         self._stderr_tail = ""
 
     def argv(self) -> list[str]:
@@ -75,7 +74,7 @@ class JournalSource:
         assert self._proc is not None and self._proc.stdout is not None
         data, eof = _read_available(self._proc.stdout.fileno(), self._poll_bytes)
         self._drain_stderr()
-        self._bytes += len(data)
+        self._health.read(len(data))
         records, _ = self._splitter.feed(data)
         lines = self._lines(records)
         if eof:
@@ -142,10 +141,7 @@ class JournalSource:
         self._next_start = self._clock.monotonic() + self._restart_interval
 
     def _error(self, kind: str, message: str) -> None:
-        if self._errors.get(kind, 0) == 0 or message != self._last_error:
-            log.warning("%s: %s", self.name, message)
-        self._errors[kind] = self._errors.get(kind, 0) + 1
-        self._last_error = message
+        self._health.error(kind, message)
 
     def commit(self, chunk: Chunk) -> None:
         if chunk.end is None:
@@ -159,14 +155,8 @@ class JournalSource:
         return {"cursor": self._committed_cursor} if self._committed_cursor else {}
 
     def health(self) -> SourceHealth:
-        return SourceHealth(
-            up=self._proc is not None,
-            bytes_read=self._bytes,
-            open_files=int(self._proc is not None),
-            overlong_lines=self._splitter.overlong,
-            errors=tuple(sorted(self._errors.items())),
-            last_error=self._last_error,
-        )
+        running = self._proc is not None
+        return self._health.snapshot(up=running, lag=0, files=int(running), overlong=self._splitter.overlong)
 
     def close(self) -> None:
         if self._proc is not None:

@@ -20,9 +20,10 @@ from acceptmon.clock import Clock
 from acceptmon.model import Chunk
 from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.events import FileEvents
+from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.matching import GlobMatcher
-from acceptmon.sources.tail.context import FollowConfig, SourceStats
+from acceptmon.sources.tail.context import FollowConfig
 from acceptmon.sources.tail.drain import Emitted, read
 from acceptmon.sources.tail.follower import PathFollower
 from acceptmon.sources.tail.resume import resume
@@ -64,7 +65,7 @@ class LocalSource:
         self.name = name
         self.pattern = pattern
         self._cfg = FollowConfig(name, opener, clock, read_size, rotate_wait, max_line, max_detached)
-        self._stats = SourceStats()
+        self._health = SourceEvents(name, log)
         self._matcher = GlobMatcher(pattern, clock, rescan_interval) if glob.has_magic(pattern) else None
         self._from_beginning = from_beginning
         self._poll_bytes = poll_bytes or 4 * read_size
@@ -104,6 +105,7 @@ class LocalSource:
         for path in [p for p, f in self._followers.items() if not f.matched and f.idle]:
             del self._followers[path]
             self._looks.pop(path, None)
+            self._health.forget(path)
         return [c for c, _, _ in emitted]
 
     def _look(self, f: PathFollower, now: float, touched: set[str] | None) -> None:
@@ -157,7 +159,7 @@ class LocalSource:
         cfg = self._cfg
         if self._matcher is not None:
             cfg = dataclasses.replace(cfg, source=file_source(self.name, self._matcher.directory, path))
-        return PathFollower(path, cfg, self._stats, start_at_end=start_at_end)
+        return PathFollower(path, cfg, self._health, start_at_end=start_at_end)
 
     def _match(self) -> list[str]:
         return [self.pattern] if self._matcher is None else self._matcher.match()
@@ -230,17 +232,11 @@ class LocalSource:
     def health(self) -> SourceHealth:
         followers = [f for f in self._followers.values() if f.matched]
         open_streams = [s for f in self._followers.values() for s in f.streams() if s.fd is not None]
-        st = self._stats
-        return SourceHealth(
+        return self._health.snapshot(
             up=bool(followers) and all(f.status == "ok" for f in followers),
-            bytes_read=st.bytes_read,
-            rotations=st.rotations,
-            truncations=st.truncations,
-            lag_bytes=sum(max(0, s.size - s.emitted) for s in open_streams),
-            open_files=len(open_streams),
-            overlong_lines=st.overlong + sum(s.splitter.overlong for s in open_streams),
-            errors=tuple(sorted(st.errors.items())),
-            last_error=st.last_error,
+            lag=sum(max(0, s.size - s.emitted) for s in open_streams),
+            files=len(open_streams),
+            overlong=sum(s.splitter.overlong for s in open_streams),
         )
 
     def watch_dirs(self) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any, BinaryIO
 
 from acceptmon.model import Chunk
 from acceptmon.sources.base import SourceHealth
+from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.lines import MAX_LINE_BYTES, LineSplitter
 
 log = logging.getLogger("acceptmon.sources")
@@ -42,9 +43,8 @@ class StreamSource:
         self._poll_bytes = poll_bytes
         self._splitter = LineSplitter(max_line)
         self._lineno = 1
-        self._bytes = 0
+        self._health = SourceEvents(name, log)
         self._eof = False
-        self._error = ""
 
     def _read(self) -> bytes | None:
         """Bytes available now; None if none yet; b"" at end of stream."""
@@ -62,8 +62,7 @@ class StreamSource:
             try:
                 data = self._read()
             except OSError as e:
-                self._error = f"read error: {e.strerror or e}"
-                log.warning("%s: %s", self.name, self._error)
+                self._health.error("read_error", f"read error: {e.strerror or e}")
                 self._eof = True
                 break
             if data is None:
@@ -75,7 +74,7 @@ class StreamSource:
                 break
             used += len(data)
             lines += self._splitter.feed(data)[0]
-        self._bytes += used
+        self._health.read(used)
         if not lines:
             return []
         chunk = Chunk(self.name, tuple(lines), self._lineno, None, self.name)
@@ -92,13 +91,7 @@ class StreamSource:
         """Nothing to restore: a stream starts where it is."""
 
     def health(self) -> SourceHealth:
-        return SourceHealth(
-            up=not self._eof,
-            bytes_read=self._bytes,
-            overlong_lines=self._splitter.overlong,
-            errors=(("read_error", 1),) if self._error else (),
-            last_error=self._error,
-        )
+        return self._health.snapshot(up=not self._eof, lag=0, files=0, overlong=self._splitter.overlong)
 
     def close(self) -> None:
         if self._fd is not None:

@@ -9,6 +9,7 @@ bounded buffer, so it never blocks, whatever the network does.
 
 from __future__ import annotations
 
+import logging
 import posixpath
 import threading
 from collections import OrderedDict
@@ -18,16 +19,18 @@ from typing import Any
 from acceptmon.clock import Clock, SystemClock
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.base import SourceHealth
+from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.ssh.buffer import ChunkBuffer
 from acceptmon.sources.ssh.connect import Connection, error_kind
 from acceptmon.sources.ssh.fetch import Candidates, RemoteFiles
 from acceptmon.sources.ssh.follow import Cursor, Follower
-from acceptmon.sources.ssh.health import HealthTracker
 from acceptmon.sources.ssh.names import glob_matches
 from acceptmon.sources.ssh.options import SSHSettings, resolve
 from acceptmon.sources.ssh.sftpfs import SFTPFS
 from acceptmon.sources.ssh.url import parse_ssh_url
 from acceptmon.sources.ssh.worker import DEFAULT_POOL, HostPool, HostWorker
+
+log = logging.getLogger("acceptmon.sources.ssh")
 
 #: Fingerprints remembered for files whose chunks may still be committed.
 _FP_MEMORY = 64
@@ -55,7 +58,7 @@ class SSHSource:
         self._pool = pool or DEFAULT_POOL
         self._clock = clock or SystemClock()
         self._buffer = ChunkBuffer(self.settings.buffer_bytes)
-        self._health = HealthTracker(name)
+        self._health = SourceEvents(name, log, host_up=False)
         self._lock = threading.Lock()
         self._fps: OrderedDict[str, tuple[str, int, str]] = OrderedDict()
         self._state: dict[str, dict[str, Any]] = {}
@@ -113,7 +116,7 @@ class SSHSource:
         with self._lock:
             followers = list(self._followers.values())
         lag, overlong = sum(f.lag for f in followers), sum(f.overlong for f in followers)
-        return self._health.snapshot(lag, len(followers), overlong)
+        return self._health.snapshot(up=True, lag=lag, files=len(followers), overlong=overlong)
 
     def close(self) -> None:
         self._closed = True
@@ -140,14 +143,14 @@ class SSHSource:
             try:
                 more = follower.step(fs) or more
             except (FileNotFoundError, PermissionError) as exc:
-                self._health.file_problem(follower.path, error_kind(exc), f"{follower.path}: {exc.strerror}")
+                self._health.problem(follower.path, error_kind(exc), f"{follower.path}: {exc.strerror}")
                 continue
             except Exception as exc:
                 if not alive():
                     raise
-                self._health.file_problem(follower.path, "io", f"{follower.path}: {type(exc).__name__} {exc}")
+                self._health.problem(follower.path, "io", f"{follower.path}: {type(exc).__name__} {exc}")
                 continue
-            self._health.file_ok(follower.path)
+            self._health.ok(follower.path)
         return more
 
     def host_state(self, up: bool, kind: str, message: str) -> None:
@@ -168,14 +171,22 @@ class SSHSource:
             self._fps.move_to_end(end.identity)
             while len(self._fps) > _FP_MEMORY:
                 self._fps.popitem(last=False)
-        self._health.bytes_read += sum(map(len, lines)) + len(lines)
+        self._health.read(sum(map(len, lines)) + len(lines))
         if self._conn is not None:
             self.remote_files.fetch_drafts(self._conn, lines)
         source = f"{self.name}:{posixpath.basename(path)}" if self.target.is_glob else self.name
         self._buffer.put(Chunk(source, tuple(lines), lineno, end, path))
 
     def note(self, event: str, detail: str) -> None:
-        self._health.note(event, detail)
+        """A rotation, an in-place truncation, or a file gone before its end (``lost``)."""
+        if event == "lost":
+            self._health.lost(detail)
+            return
+        if event == "rotation":
+            self._health.rotated()
+        elif event == "truncation":
+            self._health.truncated()
+        log.debug("%s: %s", self.name, detail)
 
     # -- files -----------------------------------------------------------------------------
 
@@ -194,9 +205,9 @@ class SSHSource:
         try:
             names = [e.name for e in fs.listdir(directory)]
         except (FileNotFoundError, PermissionError) as exc:
-            self._health.file_problem(self.target.path, error_kind(exc), f"{directory}: {exc.strerror}")
+            self._health.problem(self.target.path, error_kind(exc), f"{directory}: {exc.strerror}")
             return
-        self._health.file_ok(self.target.path)
+        self._health.ok(self.target.path)
         matches = {posixpath.join(directory, n) for n in glob_matches(pattern, names)}
         for path in sorted(matches - self._followers.keys()):
             self._add(path)

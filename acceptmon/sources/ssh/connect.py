@@ -167,7 +167,7 @@ def error_kind(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError):
         return "file_missing"
     if isinstance(exc, PermissionError):
-        return "permission"
+        return "permission_denied"
     return "unreachable"
 
 

@@ -97,5 +97,5 @@ def _read_stream(f: PathFollower, s: FileStream, budget: int, chunks: list[Emitt
             chunks.append((chunk, s, s.lineno))
         if n < want:
             break
-    f.stats.bytes_read += used
+    f.events.read(used)
     return used

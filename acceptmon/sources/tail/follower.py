@@ -14,8 +14,9 @@ import stat
 from collections.abc import Iterator
 from typing import Any
 
+from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
-from acceptmon.sources.tail.context import FollowConfig, SourceStats
+from acceptmon.sources.tail.context import FollowConfig
 from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content
 from acceptmon.sources.tail.stream import FileStream, Known, identity_of, prefix_fingerprint
 
@@ -32,11 +33,11 @@ class PathFollower:
     """
 
     def __init__(
-        self, path: str, cfg: FollowConfig, stats: SourceStats, *, start_at_end: bool = False
+        self, path: str, cfg: FollowConfig, events: SourceEvents, *, start_at_end: bool = False
     ) -> None:
         self.path = path
         self.cfg = cfg
-        self.stats = stats
+        self.events = events
         self.current: FileStream | None = None
         self.detached: list[FileStream] = []
         self.retired: list[FileStream] = []
@@ -106,15 +107,15 @@ class PathFollower:
             now = FileState(ident, st.st_size, fp or "short", cur.fp_len)
         change = classify(cur.state(), now, cur.read_pos)
         if change == "rotated":
-            self.stats.rotations += 1
+            self.events.rotated()
             self._detach("rotated")
             self._open_current()
         elif change in ("truncated", "replaced"):
             copied = self._follow_copy(cur, change)
             if change == "truncated" or copied:
-                self.stats.truncations += 1
+                self.events.truncated()
             else:
-                self.stats.rotations += 1
+                self.events.rotated()
             self._open_current()
         else:
             if not cur.fp_len:
@@ -191,7 +192,7 @@ class PathFollower:
 
     def retire(self, s: FileStream) -> None:
         s.close()
-        self.stats.overlong += s.splitter.overlong
+        self.events.skipped_overlong(s.splitter.overlong)
         s.splitter.overlong = 0
         self.retired.append(s)
         self.prune()
@@ -297,14 +298,15 @@ class PathFollower:
             s.close()
 
     def fail(self, kind: str, e: OSError) -> None:
-        message = f"{kind.replace('_', ' ')}: {self.path}: {e.strerror or e}"
-        if self.status != kind:
-            self.stats.error(kind, message)
-        self._set_status(kind, message)
+        """An error with our path: counted and logged once while it lasts (``SourceEvents``)."""
+        self.events.problem(self.path, kind, f"{kind.replace('_', ' ')}: {self.path}: {e.strerror or e}")
+        self.status = kind
 
     def _set_status(self, status: str, message: str) -> None:
+        """A state of the path that is no error (following it, or waiting for it)."""
         if status == self.status:
             return
+        self.events.ok(self.path)
         if status == "ok":
             log.info("%s: following %s", self.cfg.source, self.path)
         else:

@@ -72,8 +72,7 @@ def resume(f: PathFollower, state: dict[str, Any]) -> None:
             continue
         if s is None:
             message = f"resume: lost the rest of {e.real} ({e.identity}) after offset {e.offset}"
-            log.warning("%s: %s", f.cfg.source, message)
-            f.stats.error("resume_lost", message)
+            f.events.error("resume_lost", message)
             continue
         s.idle_since = now
         f.detached.append(s)
