@@ -43,11 +43,6 @@ class Comparison:
         """Relative drop of the standardised median (positive when acceptance fell)."""
         return 1.0 - self.after.value / self.before.value if self.before.value > 0 else 0.0
 
-    @property
-    def sure_drop(self) -> float:
-        """The drop between the 95% bounds: after's upper against before's lower."""
-        return 1.0 - self.after.high / self.before.low if self.before.low > 0 else 0.0
-
 
 def _standardise(medians: list[MedianCI], weights: list[float], scale: float) -> Level:
     """Weighted sum of medians; the CI combines per-stratum order-statistic CIs as if normal."""
