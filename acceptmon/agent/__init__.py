@@ -3,8 +3,10 @@
 One ingestion loop polls every source (polls never block: SSH sources do
 their network I/O on their own threads), feeds the pipeline and commits
 positions. It polls every ``poll_interval``, at once when files come, go or
-move, and when a scrape asks for fresh data (``catchup.py``): appended lines
-do not wake it, so a quiet agent costs a few wakes a second, not one per line. Positions, counters, run state and the detector's state (open
+move, and when a scrape asks for fresh data (``catchup.py``); appended lines
+do not wake it, so it costs a few wakes a second, not one per line.
+
+Positions, counters, run state and the detector's state (open
 findings, baselines) are checkpointed together, atomically, so a ``kill -9``
 at any moment costs a re-read of the lines since the last checkpoint and
 nothing else: the re-read lines are counted onto the counters, and fed to

@@ -183,7 +183,8 @@ def _locked(agent: Agent, produce: Callable[[Agent], Any]) -> Any:
 
 def _fresh(agent: Agent) -> Agent:
     """The agent once its loop has read every line written before this request (or the
-    catch-up deadline passed): appended lines do not wake the loop, scrapes do."""
+    catch-up deadline passed): appended lines do not wake the loop, scrapes do. Called
+    without the agent lock: the pass it waits for takes that lock to feed."""
     _restored(agent).catchup.ask()
     return agent
 

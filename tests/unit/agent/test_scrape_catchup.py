@@ -134,8 +134,12 @@ def test_rotation_wakes_the_loop_without_a_scrape(live: Live) -> None:
     try:
         append(live.log, [decode(3)])
         assert live.running() == 3 and live.decoded() == 1
+        # The new file is written elsewhere and moved in whole: an append to it would wake nothing.
+        new = live.log.parent / "elsewhere" / "server.log"
+        new.parent.mkdir()
+        append(new, [decode(4, NOW + timedelta(seconds=1)), decode(5, NOW + timedelta(seconds=2))])
         live.log.rename(live.log.with_suffix(".log.1"))
-        append(live.log, [decode(4, NOW + timedelta(seconds=1)), decode(5, NOW + timedelta(seconds=2))])
-        wait_for(lambda: live.decoded() == 3, 10, "the rotated-in file, read on the rename's event")
+        new.rename(live.log)
+        wait_for(lambda: live.decoded() == 3, 10, "the rotated-in file, read on the move's event")
     finally:
         watcher.stop()
