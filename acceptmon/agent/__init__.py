@@ -301,15 +301,15 @@ class Agent:
             if ticket is not None:
                 self.events.look_everywhere()  # appends name no file: a scrape must see them all
             self.step()
-            if ticket is not None:
-                self.catchup.answered(ticket)
             now = time.monotonic()
             if self.watched.changed():
                 self._watched_changed()
-            if now >= next_eval:
+            if now >= next_eval or ticket is not None:  # a scrape sees findings of its lines too
                 # While catching up, "now" is the log's time: a backlog must not look stalled.
                 self.evaluate(wall_clock=not self.backlog)
                 next_eval = now + 1.0
+            if ticket is not None:
+                self.catchup.answered(ticket)
             if now >= next_checkpoint and self._dirty:
                 self.save_checkpoint()
                 next_checkpoint = now + self.config.checkpoint_interval

@@ -3,9 +3,10 @@
 File events no longer wake the loop for every appended line (at 10 lines/s
 the wakes alone cost more CPU than the ingestion). Instead a request for
 /metrics or /api/* asks for a pass and waits until a pass that *began after
-the ask* has finished, so it shows every line written before it. The HTTP
-worker never ingests itself (the loop owns the stages), and never waits longer
-than its deadline: a busy loop (a backlog, a slow step) costs a scrape at most
+the ask* has finished (read, and evaluated by the detector), so it shows
+every line written before it and the findings they raise. The HTTP worker
+never ingests itself (the loop owns the stages), and never waits longer than
+its deadline: a busy loop (a backlog, a slow step) costs a scrape at most
 that, then it serves what is there.
 """
 

@@ -3,6 +3,7 @@ only a scrape (it asks the loop to catch up) or a rotation (a file event) makes 
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import urllib.request
@@ -17,6 +18,7 @@ import pytest
 from acceptmon.agent import Agent, daemon
 from acceptmon.agent.http import HttpServer
 from acceptmon.clock import ManualClock
+from acceptmon.detect.findings import FLOOR
 from acceptmon.settings import from_mapping
 from acceptmon.testing import synth
 from tests.support.wait import wait_for
@@ -45,6 +47,10 @@ class Live:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.server.port}/metrics", timeout=30) as r:
             return str(r.read().decode())
 
+    def findings(self) -> list[dict[str, Any]]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.server.port}/api/findings", timeout=30) as r:
+            return list(json.load(r))
+
     def running(self) -> float | None:
         prefix = 'acceptmon_running_requests{engine="sglang",source="gpu"} '
         line = next((x for x in self.scrape().splitlines() if x.startswith(prefix)), None)
@@ -68,6 +74,7 @@ def live(tmp_path: Path) -> Iterator[Live]:
             "read_draft_config": False,
             "poll_interval": HOUR,
             "sources": [{"path": str(log), "name": "gpu"}],
+            "detect": {"floor": {"accept_len": 3.0}},
         }
     )
     clock = ManualClock()
@@ -99,6 +106,12 @@ def test_a_scrape_shows_a_line_appended_just_before_it(live: Live) -> None:
     for n in range(3):
         append(live.log, [decode(700 + n)])
         assert live.running() == 700 + n
+
+
+def test_a_scrape_shows_the_findings_of_the_lines_before_it(live: Live) -> None:
+    assert live.findings() == []  # evaluated just now: the next periodic evaluation is a second away
+    append(live.log, [decode(8, NOW + timedelta(seconds=10 * i)) for i in range(30)])  # below the floor
+    assert FLOOR in {f["rule"] for f in live.findings() if f["active"]}
 
 
 def test_a_scrape_never_waits_past_its_deadline_while_the_loop_is_busy(
