@@ -21,8 +21,8 @@ from acceptmon.suggest import shown, unknown_keys
 DEFAULT_LISTEN = "127.0.0.1:9469"
 DEFAULT_STATE_DIR = "/var/lib/acceptmon"
 #: Seconds between polls without a scrape or a rotation event: how late the detector and
-#: alerts may see a line (a scrape sees every line at once), traded against idle CPU (a
-#: pass costs about 1 ms: at 0.25 s and 10 lines/s the agent used 0.45% of a core, 0.25% at 0.5 s).
+#: alerts may see a line (a scrape sees every line at once), traded against CPU (at 10
+#: lines/s without scrapes: about 0.45% of a core at 0.25 s, 0.2-0.3% at 0.5 s; docs/architecture.md).
 DEFAULT_POLL_INTERVAL = 0.5
 
 _TOP_KEYS = {
