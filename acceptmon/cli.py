@@ -270,7 +270,13 @@ def build_parser() -> argparse.ArgumentParser:
         "/api/runs. A SOURCE is a file path or glob (quote it), '-' for standard input, "
         "journald:UNIT, or ssh://[user@]host[:port]/path. Positions and counters are checkpointed "
         "in the state directory; SIGTERM checkpoints and exits, SIGHUP reloads the settings "
-        "(a reload with invalid settings keeps the running ones).",
+        "(a reload with invalid settings keeps the running ones).\n\n"
+        "When lines are read: a request for /metrics or /api/* first has the agent read every "
+        "line written before it (waiting at most 0.2 s, then serving what it has); files that "
+        "are created, moved or deleted (rotation) are looked at at once; appended lines wake "
+        "nothing, so without scrapes the detector and alerts see a line at the next poll, every "
+        "poll_interval seconds (settings file; default 0.5: a longer interval costs less CPU, "
+        "alerts later). A file quiet for 10 s is stat-ed every 5 s between scrapes.",
         epilog=startup.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

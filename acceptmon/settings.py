@@ -20,6 +20,10 @@ from acceptmon.suggest import shown, unknown_keys
 
 DEFAULT_LISTEN = "127.0.0.1:9469"
 DEFAULT_STATE_DIR = "/var/lib/acceptmon"
+#: Seconds between polls without a scrape or a rotation event: how late the detector and
+#: alerts may see a line (a scrape sees every line at once), traded against CPU (at 10
+#: lines/s without scrapes: about 0.45% of a core at 0.25 s, 0.2-0.3% at 0.5 s; docs/architecture.md).
+DEFAULT_POLL_INTERVAL = 0.5
 
 _TOP_KEYS = {
     "listen",
@@ -93,7 +97,7 @@ class SourceSettings:
 class Settings:
     listen: str = DEFAULT_LISTEN
     state_dir: str = DEFAULT_STATE_DIR
-    poll_interval: float = 0.25
+    poll_interval: float = DEFAULT_POLL_INTERVAL
     checkpoint_interval: float = 5.0
     #: /healthz answers 503 when lines wait and ingestion has not advanced for this long.
     stall_after: float = 30.0
@@ -302,7 +306,7 @@ def from_mapping(
     config = Settings(
         listen=listen,
         state_dir=state_dir,
-        poll_interval=_number(raw, "poll_interval", 0.25, problems, ""),
+        poll_interval=_number(raw, "poll_interval", DEFAULT_POLL_INTERVAL, problems, ""),
         checkpoint_interval=_number(raw, "checkpoint_interval", 5.0, problems, ""),
         stall_after=_number(raw, "stall_after", 30.0, problems, ""),
         sources=kept,

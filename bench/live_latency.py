@@ -1,14 +1,20 @@
 """The live agent next to mtail on one log: latency to /metrics, idle CPU, RSS and throughput.
 
 Both tail the same file in the same run, each with its default settings
-(mtail: fsnotify plus 250 ms polling; acceptmon: watchdog events plus 250 ms
-polling), and are measured from outside:
+(mtail: fsnotify plus 250 ms polling; acceptmon: 500 ms polling, events for
+files that come, go or move but none for appends, and a catch-up on every
+scrape: /metrics first reads every line written before the request), and are
+measured from outside:
 
 (a) append → visible: write one Decode line with a fresh ``#running-req`` and
     poll each /metrics as fast as it answers until it shows that value;
-    median and p95 over ``--samples`` lines (the time includes one scrape);
+    median and p95 over ``--samples`` lines. The time includes one scrape,
+    and for acceptmon that scrape's catch-up: it is the latency of a scrape
+    of fresh data, whatever the poll interval;
 (b) CPU at 10 lines/s: utime+stime from /proc/PID/stat over ``--seconds``,
-    one line every 100 ms and no scrapes meanwhile;
+    one line every 100 ms and no scrapes meanwhile (so acceptmon reads at its
+    poll interval alone: this is the cost of the default ``poll_interval``,
+    and a Prometheus scrape every 15 s adds one small pass each);
 (c) RSS and lines/s over ``--lines`` Decode lines appended 1M at a time, in
     100k-line writes, each million as soon as both have counted the last;
     RSS (VmRSS) sampled after every million.

@@ -2,7 +2,11 @@
 
 One ingestion loop polls every source (polls never block: SSH sources do
 their network I/O on their own threads), feeds the pipeline and commits
-positions. Positions, counters, run state and the detector's state (open
+positions. It polls every ``poll_interval``, at once when files come, go or
+move, and when a scrape asks for fresh data (``catchup.py``); appended lines
+do not wake it, so it costs a few wakes a second, not one per line.
+
+Positions, counters, run state and the detector's state (open
 findings, baselines) are checkpointed together, atomically, so a ``kill -9``
 at any moment costs a re-read of the lines since the last checkpoint and
 nothing else: the re-read lines are counted onto the counters, and fed to
@@ -25,6 +29,7 @@ from typing import Any
 from acceptmon import log_time, redact
 from acceptmon.agent import checkpoint, checkpoint_schema
 from acceptmon.agent import sources as factory
+from acceptmon.agent.catchup import CatchUp
 from acceptmon.agent.checkpoint_schema import Checkpoint, CheckpointInvalid
 from acceptmon.agent.history import HistoryFilter
 from acceptmon.clock import Clock, EventWaker, SystemClock
@@ -53,6 +58,8 @@ class Agent:
         self.clock = clock or SystemClock()
         self.lock = threading.RLock()
         self.waker = EventWaker()
+        #: Scrapes ask the loop for a pass here and wait for it (bounded).
+        self.catchup = CatchUp(self.waker)
         #: Paths file events touched (filled by the daemon's watcher): quiet files are polled slowly.
         self.events = FileEvents()
         self.state_dir = Path(config.state_dir)
@@ -290,21 +297,26 @@ class Agent:
         """Ingest until ``stop`` is set; ``reload`` asks for a config reload (SIGHUP)."""
         next_checkpoint = next_eval = 0.0
         while not stop.is_set():
+            ticket = self.catchup.begin()
+            if ticket is not None:
+                self.events.look_everywhere()  # appends name no file: a scrape must see them all
             self.step()
             now = time.monotonic()
             if self.watched.changed():
                 self._watched_changed()
-            if now >= next_eval:
+            if now >= next_eval or ticket is not None:  # a scrape sees findings of its lines too
                 # While catching up, "now" is the log's time: a backlog must not look stalled.
                 self.evaluate(wall_clock=not self.backlog)
                 next_eval = now + 1.0
+            if ticket is not None:
+                self.catchup.answered(ticket)
             if now >= next_checkpoint and self._dirty:
                 self.save_checkpoint()
                 next_checkpoint = now + self.config.checkpoint_interval
             if reload is not None and reload.is_set():
                 reload.clear()
                 self.reload_requested()
-            if not self.backlog:
+            if not self.backlog and not self.catchup.pending():
                 self.waker.wait(self.config.poll_interval)
 
     def reload_requested(self) -> None:

@@ -143,11 +143,11 @@ def serve(agent: Agent, cfg: config_mod.Settings | None = None) -> HttpServer:
     web = _web_config(cfg.web_config_file)
     stats = ConnectionStats()
     routes = {
-        "/metrics": metrics_route(lambda: _metrics(_restored(agent), stats)),
+        "/metrics": metrics_route(lambda: _metrics(_fresh(agent), stats)),
         "/healthz": lambda: healthz(
             _restored(agent).last_progress, agent.pending(), agent.config.stall_after
         ),
-        "/api/findings": json_route(lambda: [finding_json(f) for f in _restored(agent).findings]),
+        "/api/findings": json_route(lambda: [finding_json(f) for f in _fresh(agent).findings]),
         "/api/runs": json_route(lambda: _locked(agent, _runs)),
         "/api/verdict": json_route(lambda: _locked(agent, _verdicts)),
     }
@@ -175,10 +175,18 @@ def serve(agent: Agent, cfg: config_mod.Settings | None = None) -> HttpServer:
 
 
 def _locked(agent: Agent, produce: Callable[[Agent], Any]) -> Any:
-    """``produce(agent)`` under the agent lock, once the checkpoint is restored."""
-    _restored(agent)
+    """``produce(agent)`` under the agent lock, once the checkpoint is restored and caught up."""
+    _fresh(agent)
     with agent.lock:
         return produce(agent)
+
+
+def _fresh(agent: Agent) -> Agent:
+    """The agent once its loop has read every line written before this request (or the
+    catch-up deadline passed): appended lines do not wake the loop, scrapes do. Called
+    without the agent lock: the pass it waits for takes that lock to feed."""
+    _restored(agent).catchup.ask()
+    return agent
 
 
 def _restored(agent: Agent) -> Agent:

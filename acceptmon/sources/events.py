@@ -4,6 +4,10 @@ With events, a quiet file is looked at when an event names it (or at a slow
 backstop interval); without them — or in a directory the watcher could not
 watch — every poll looks at every file, as before. Idle cost then scales with
 events, not with the number of files followed.
+
+Events name files that come, go or move (the watcher does not subscribe to
+writes): a line appended to a quiet file is found at the backstop, or at once
+when a scrape asks for fresh data (``look_everywhere``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ class FileEvents:
         self._seqs: list[int] = []
         self._paths: list[str] = []
         self._dirs: frozenset[str] = frozenset()
+        #: Readers that last asked before this event number look at everything.
+        self._blind = 0
 
     def watching(self, directory: str) -> None:
         with self._lock:
@@ -43,6 +49,12 @@ class FileEvents:
             if len(self._seqs) > 2 * MAX_EVENTS:
                 del self._seqs[:-MAX_EVENTS], self._paths[:-MAX_EVENTS]
 
+    def look_everywhere(self) -> None:
+        """Every reader's next ask answers None (look at every file): appends name no file."""
+        with self._lock:
+            self._seq += 1
+            self._blind = self._seq
+
     def dirs(self) -> frozenset[str]:
         """Directories events arrive for."""
         return self._dirs
@@ -52,7 +64,7 @@ class FileEvents:
         with self._lock:
             if seq == self._seq:
                 return seq, set()
-            if self._seqs and self._seqs[0] > seq + 1:
+            if seq < self._blind or (self._seqs and self._seqs[0] > seq + 1):
                 return self._seq, None
             i = bisect.bisect_right(self._seqs, seq)
             return self._seq, set(self._paths[i:])

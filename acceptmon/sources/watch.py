@@ -1,9 +1,14 @@
-"""Filesystem events only wake the poller; polling at an interval stays the backstop.
+"""Files that come, go or move wake the poller; polling at an interval stays the backstop.
 
 An event means "look now" rather than "this changed": the poller still stats
 every file itself, so a missed, merged or spurious event costs latency at
-worst, never a line. If the observer cannot run (inotify limits, no
-permission) we log it once and rely on polling.
+worst, never a line. Writes are not subscribed to at all: the kernel sends an
+event per ``write``, and waking the loop once per appended line cost most of
+the agent's CPU at a few lines a second. Appended lines are read at the next
+poll, or at once when a scrape asks for fresh data (``agent/catchup.py``);
+rotation (create, move, delete) still wakes the loop right away. If the
+observer cannot run (inotify limits, no permission) we log it once and rely
+on polling.
 """
 
 from __future__ import annotations
@@ -14,8 +19,15 @@ from collections.abc import Callable
 from typing import Any
 
 from watchdog.events import (
-    EVENT_TYPE_CLOSED_NO_WRITE,
-    EVENT_TYPE_OPENED,
+    EVENT_TYPE_CREATED,
+    EVENT_TYPE_DELETED,
+    EVENT_TYPE_MOVED,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
     FileSystemEvent,
     FileSystemEventHandler,
 )
@@ -26,8 +38,17 @@ from acceptmon.sources.events import FileEvents
 
 log = logging.getLogger("acceptmon.sources")
 
-#: Events our own reads cause: waking on them would make the poller spin.
-_IGNORED = frozenset([EVENT_TYPE_OPENED, EVENT_TYPE_CLOSED_NO_WRITE])
+#: What the observer subscribes to (on Linux, the inotify mask: no IN_MODIFY, IN_OPEN, IN_CLOSE).
+WANTED: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    DirCreatedEvent,
+    FileMovedEvent,
+    DirMovedEvent,
+    FileDeletedEvent,
+    DirDeletedEvent,
+]
+#: The same, checked again per event: an observer may ignore the filter.
+_WAKING = frozenset([EVENT_TYPE_CREATED, EVENT_TYPE_MOVED, EVENT_TYPE_DELETED])
 
 
 class _Wake(FileSystemEventHandler):
@@ -36,7 +57,7 @@ class _Wake(FileSystemEventHandler):
         self._events = events
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in _IGNORED:
+        if event.event_type not in _WAKING:
             return
         if self._events is not None:
             for path in (event.src_path, getattr(event, "dest_path", "")):
@@ -46,7 +67,7 @@ class _Wake(FileSystemEventHandler):
 
 
 class DirectoryWatcher:
-    """Watches directories (not recursively) and wakes ``waker`` on any change in them."""
+    """Watches directories (not recursively); wakes ``waker`` when files in them come, go or move."""
 
     def __init__(
         self,
@@ -88,7 +109,7 @@ class DirectoryWatcher:
 
     def _schedule(self, directory: str) -> None:
         try:
-            self._observer.schedule(self._handler, directory, recursive=False)
+            self._observer.schedule(self._handler, directory, recursive=False, event_filter=WANTED)
             if self._events is not None:
                 self._events.watching(directory)
         except (OSError, RuntimeError) as e:

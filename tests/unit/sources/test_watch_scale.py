@@ -74,6 +74,26 @@ def test_the_backstop_finds_a_change_no_event_named(tmp_path: Path) -> None:
     assert lines(src) == ["missed event"]
 
 
+def test_look_everywhere_finds_an_append_at_once_and_only_once(tmp_path: Path, stats: list[str]) -> None:
+    """Appends name no file (writes are not subscribed to): a scrape's catch-up looks at every file."""
+    events = FileEvents()
+    events.watching(str(tmp_path))
+    src, clock = setup(tmp_path, 5, events)
+    with (tmp_path / "s003.log").open("a") as f:
+        f.write("appended\n")
+    clock.advance(0.25)
+    assert lines(src) == []
+    events.look_everywhere()
+    stats.clear()
+    assert lines(src) == ["appended"]
+    assert len([p for p in stats if p.endswith(".log")]) == 5
+    stats.clear()
+    clock.advance(0.25)
+    assert lines(src) == []
+    # Back to skipping quiet files; the one just written stays active for quiet_after.
+    assert [p for p in stats if p.endswith(".log")] == [str(tmp_path / "s003.log")]
+
+
 def test_without_events_for_the_directory_every_poll_looks(tmp_path: Path, stats: list[str]) -> None:
     src, clock = setup(tmp_path, 20, FileEvents())  # no directory watched
     stats.clear()
