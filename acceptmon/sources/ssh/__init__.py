@@ -26,9 +26,9 @@ from acceptmon.sources.ssh.fetch import Candidates, RemoteFiles
 from acceptmon.sources.ssh.follow import Cursor, Follower
 from acceptmon.sources.ssh.names import glob_matches
 from acceptmon.sources.ssh.options import SSHSettings, resolve
-from acceptmon.sources.ssh.sftpfs import SFTPFS
 from acceptmon.sources.ssh.url import parse_ssh_url
 from acceptmon.sources.ssh.worker import DEFAULT_POOL, HostPool, HostWorker
+from acceptmon.sources.tail.fs import FileSystem
 
 log = logging.getLogger("acceptmon.sources.ssh")
 
@@ -130,7 +130,7 @@ class SSHSource:
 
     # -- HostClient (worker thread) --------------------------------------------------------
 
-    def work(self, fs: SFTPFS, alive: Callable[[], bool], conn: Connection | None = None) -> bool:
+    def work(self, fs: FileSystem, alive: Callable[[], bool], conn: Connection | None = None) -> bool:
         self._conn = conn
         if conn is not None:
             self.remote_files.fetch_zone(conn)
@@ -198,7 +198,7 @@ class SSHSource:
                 follower.restore(self._state[path])
             self._followers[path] = follower
 
-    def _expand(self, fs: SFTPFS) -> None:
+    def _expand(self, fs: FileSystem) -> None:
         """Follow new glob matches; drop vanished ones once nothing is left to read."""
         self._next_glob = self._clock.monotonic() + self.settings.glob_interval
         directory, pattern = posixpath.split(self.target.path)

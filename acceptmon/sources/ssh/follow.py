@@ -7,7 +7,7 @@ looks can never splice two files. When the path no longer holds our file
 (rename+create, copytruncate, a reconnect after either) the file is found by
 fingerprint among the rotated siblings and read to its end, then every newer
 sibling in age order, then the path again from offset 0: nothing is lost and
-nothing is read twice. All I/O goes through ``RemoteFS`` so unit tests drive
+nothing is read twice. All I/O goes through a ``FileSystem`` so unit tests drive
 this with an in-memory filesystem and a manual clock.
 """
 
@@ -21,8 +21,8 @@ from acceptmon.clock import Clock
 from acceptmon.model import Position
 from acceptmon.sources.lines import LineSplitter
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify, fingerprint
-from acceptmon.sources.ssh.names import Entry, siblings_oldest_first
-from acceptmon.sources.ssh.sftpfs import RemoteFile, RemoteFS
+from acceptmon.sources.ssh.names import siblings_oldest_first
+from acceptmon.sources.tail.fs import DirEntry, FileSystem, Handle, HeadHash, Stat, parse_file_id
 
 #: One SFTP read request asks for this much (paramiko's own request size).
 READ_BYTES = 32 * 1024
@@ -32,7 +32,7 @@ READ_BYTES = 32 * 1024
 class Cursor:
     """The file being read: how to recognise it, and how far it was handed out."""
 
-    identity: str
+    identity: HeadHash
     fp: str
     fp_len: int
     offset: int
@@ -84,9 +84,11 @@ class Follower:
 
     def restore(self, entry: dict[str, Any]) -> None:
         """Resume from a checkpoint entry (the local source's keys)."""
+        fp = str(entry["fingerprint"])
+        identity = parse_file_id(str(entry["identity"]))
         self.cur = Cursor(
-            identity=str(entry["identity"]),
-            fp=str(entry["fingerprint"]),
+            identity=identity if isinstance(identity, HeadHash) else HeadHash.of(fp),
+            fp=fp,
             fp_len=int(entry["fp_len"]),
             offset=int(entry["offset"]),
             lineno=int(entry.get("lineno", 1)),
@@ -102,7 +104,7 @@ class Follower:
         self._seen = None
         self._eof = None
 
-    def step(self, fs: RemoteFS) -> bool:
+    def step(self, fs: FileSystem) -> bool:
         """Do some I/O; True if more work is ready now (call again without waiting).
 
         Raises FileNotFoundError/PermissionError when the followed path itself
@@ -121,11 +123,11 @@ class Follower:
             return self._adopt(fs, self.path) if st.size > 0 else False
         if self._done:
             return self._after(fs, cur, st)
-        if self._seen == (st.size, st.mtime):
+        if self._seen == (st.size, st.mtime_ns):
             return False
         return self._read_path(fs, cur, st)
 
-    def _verify(self, f: RemoteFile, cur: Cursor) -> tuple[str, int]:
+    def _verify(self, f: Handle, cur: Cursor) -> tuple[str, int]:
         """Classify the open file against the cursor; upgrade a short fingerprint."""
         size = f.size()
         head = f.read_at(0, min(size, FINGERPRINT_BYTES)) if size else b""
@@ -136,7 +138,7 @@ class Follower:
             cur.fp, cur.fp_len = fingerprint(head), len(head)
         return change, size
 
-    def _read_path(self, fs: RemoteFS, cur: Cursor, st: Entry) -> bool:
+    def _read_path(self, fs: FileSystem, cur: Cursor, st: Stat) -> bool:
         try:
             f = fs.open(self.path)
         except FileNotFoundError:
@@ -149,10 +151,10 @@ class Follower:
             more = self._read(f, cur, size)
         finally:
             f.close()
-        self._seen = (st.size, st.mtime) if self._pos >= size == st.size else None
+        self._seen = (st.size, st.mtime_ns) if self._pos >= size == st.size else None
         return more
 
-    def _read(self, f: RemoteFile, cur: Cursor, size: int) -> bool:
+    def _read(self, f: Handle, cur: Cursor, size: int) -> bool:
         """Read up to the step budget and the buffer's room; True if more is waiting."""
         budget = self._step_bytes
         while self._pos < size and budget > 0:
@@ -179,9 +181,9 @@ class Follower:
         first = cur.lineno
         cur.lineno += len(lines) + self._split.overlong - over
         if lines:
-            self._sink.emit(self.path, lines, first, Position(cur.identity, cur.offset), cur)
+            self._sink.emit(self.path, lines, first, Position(str(cur.identity), cur.offset), cur)
 
-    def _drain_sibling(self, fs: RemoteFS, cur: Cursor) -> bool:
+    def _drain_sibling(self, fs: FileSystem, cur: Cursor) -> bool:
         """Finish the rotated file; it is done once its size has settled at EOF."""
         try:
             f = fs.open(cur.where)
@@ -214,9 +216,9 @@ class Follower:
         first = cur.lineno
         cur.lineno += len(lines)
         if lines:
-            self._sink.emit(self.path, lines, first, Position(cur.identity, cur.offset), cur)
+            self._sink.emit(self.path, lines, first, Position(str(cur.identity), cur.offset), cur)
 
-    def _candidates(self, fs: RemoteFS) -> list[tuple[str, Entry]] | None:
+    def _candidates(self, fs: FileSystem) -> list[tuple[str, DirEntry]] | None:
         """Siblings oldest first, then the path itself; None while names are shifting."""
         listing = fs.listdir(self._dir)
         sibs = siblings_oldest_first(self._base, listing)
@@ -226,7 +228,7 @@ class Follower:
         out += [(self.path, e) for e in listing if e.name == self._base]
         return out
 
-    def _holds(self, fs: RemoteFS, path: str, cur: Cursor) -> bool:
+    def _holds(self, fs: FileSystem, path: str, cur: Cursor) -> bool:
         try:
             f = fs.open(path)
         except (FileNotFoundError, PermissionError):
@@ -237,7 +239,9 @@ class Follower:
             f.close()
         return len(head) == cur.fp_len and fingerprint(head) == cur.fp
 
-    def _find(self, fs: RemoteFS, cands: list[tuple[str, Entry]], cur: Cursor, min_size: int) -> int | None:
+    def _find(
+        self, fs: FileSystem, cands: list[tuple[str, DirEntry]], cur: Cursor, min_size: int
+    ) -> int | None:
         """Index of the newest candidate holding the cursor's file (the path is tried first)."""
         for i in reversed(range(len(cands))):
             path, e = cands[i]
@@ -245,7 +249,7 @@ class Follower:
                 return i
         return None
 
-    def _relocate(self, fs: RemoteFS, cur: Cursor, event: str | None) -> bool:
+    def _relocate(self, fs: FileSystem, cur: Cursor, event: str | None) -> bool:
         """Our file left the path (or its sibling name): find it again by fingerprint.
 
         Found in a sibling: a rotation (rename or copytruncate look the same
@@ -275,9 +279,9 @@ class Follower:
         self.resync()
         return True
 
-    def _after(self, fs: RemoteFS, done: Cursor, st: Entry) -> bool:
+    def _after(self, fs: FileSystem, done: Cursor, st: Stat) -> bool:
         """Our file is finished: start the next newer one (a sibling, else the path)."""
-        if self._seen == (st.size, st.mtime):
+        if self._seen == (st.size, st.mtime_ns):
             return False
         cands = self._candidates(fs)
         if cands is None:
@@ -290,20 +294,20 @@ class Follower:
         for path, e in [*nxt, *(c for c in cands if c[0] == self.path)]:
             if e.size > 0:
                 return self._adopt(fs, path)
-        self._seen = (st.size, st.mtime)
+        self._seen = (st.size, st.mtime_ns)
         return False
 
-    def _adopt(self, fs: RemoteFS, path: str) -> bool:
+    def _adopt(self, fs: FileSystem, path: str) -> bool:
         """Start a file from offset 0; its identity is the fingerprint at first sight."""
         f = fs.open(path)
         try:
+            identity = f.identity()
             head = f.read_at(0, FINGERPRINT_BYTES)
         finally:
             f.close()
-        if not head:
+        if not head or not isinstance(identity, HeadHash):
             return False
-        fp = fingerprint(head)
-        self.cur = Cursor(f"sftp:{fp[:16]}", fp, len(head), 0, 1, path)
+        self.cur = Cursor(identity, fingerprint(head), len(head), 0, 1, path)
         self._done = False
         self.resync()
         return True

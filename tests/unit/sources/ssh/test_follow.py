@@ -1,9 +1,7 @@
-"""Follower over an in-memory SFTP-like filesystem: rotation, truncation, restore, back-pressure."""
+"""Follower over the in-memory SFTP-like filesystem (tests/support/fakefs.py): rotation, truncation, restore, back-pressure."""
 
 from __future__ import annotations
 
-import posixpath
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -11,63 +9,9 @@ import pytest
 from acceptmon.clock import ManualClock
 from acceptmon.model import Position
 from acceptmon.sources.ssh.follow import Cursor, Follower
-from acceptmon.sources.ssh.names import Entry
+from tests.support.fakefs import FakeFS, Inode
 
 LOG = "/var/log/app.log"
-
-
-@dataclass
-class Inode:
-    data: bytearray = field(default_factory=bytearray)
-    mtime: int = 0
-
-
-class FakeFile:
-    """A handle stays bound to its inode across renames, as on a POSIX SFTP server."""
-
-    def __init__(self, inode: Inode) -> None:
-        self.inode = inode
-
-    def size(self) -> int:
-        return len(self.inode.data)
-
-    def read_at(self, offset: int, n: int) -> bytes:
-        return bytes(self.inode.data[offset : offset + n])
-
-    def close(self) -> None:
-        pass
-
-
-class FakeFS:
-    def __init__(self) -> None:
-        self.files: dict[str, Inode] = {}
-        self.now = 100
-
-    def append(self, path: str, *lines: str, end: str = "\n") -> None:
-        inode = self.files.setdefault(path, Inode())
-        inode.data += "".join(f"{line}{end}" for line in lines).encode()
-        inode.mtime = self.now
-
-    def rename(self, a: str, b: str) -> None:
-        self.files[b] = self.files.pop(a)
-
-    def copytruncate(self, a: str, b: str) -> None:
-        self.files[b] = Inode(bytearray(self.files[a].data), self.now)
-        self.files[a].data.clear()
-
-    def stat(self, path: str) -> Entry:
-        if path not in self.files:
-            raise FileNotFoundError(2, "No such file", path)
-        f = self.files[path]
-        return Entry(posixpath.basename(path), len(f.data), f.mtime)
-
-    def listdir(self, path: str) -> list[Entry]:
-        return [self.stat(p) for p in self.files if posixpath.dirname(p) == path]
-
-    def open(self, path: str) -> FakeFile:
-        if path not in self.files:
-            raise FileNotFoundError(2, "No such file", path)
-        return FakeFile(self.files[path])
 
 
 class Collector:
@@ -179,7 +123,7 @@ def test_same_size_replacement_is_caught_by_the_fingerprint(env) -> None:
     fs, sink, clock, f = env
     fs.append(LOG, "aaaa")
     settle(f, fs, clock)
-    fs.files[LOG] = Inode(bytearray(b"bbbb\ncccc\n"), fs.now + 1)
+    fs.files[LOG] = Inode(bytearray(b"bbbb\ncccc\n"), fs.now_ns + 10**9)
     settle(f, fs, clock)
     assert sink.lines == ["aaaa", "bbbb", "cccc"]
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from acceptmon.sources.ssh.names import Entry, glob_matches, siblings_oldest_first
+from acceptmon.sources.ssh.names import glob_matches, siblings_oldest_first
+from acceptmon.sources.tail.fs import DirEntry as Entry
 
 
 def test_siblings_oldest_first_with_same_second_mtimes() -> None:

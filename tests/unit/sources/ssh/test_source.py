@@ -7,7 +7,8 @@ from typing import Any
 from acceptmon.clock import ManualClock
 from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh.options import SSHSettings
-from tests.unit.sources.ssh.test_follow import LOG, FakeFS
+from tests.support.fakefs import FakeFS
+from tests.unit.sources.ssh.test_follow import LOG
 
 
 class FakeWorker:
