@@ -23,7 +23,7 @@ from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.ssh.buffer import ChunkBuffer
 from acceptmon.sources.ssh.connect import Connection, error_kind
 from acceptmon.sources.ssh.fetch import Candidates, RemoteFiles
-from acceptmon.sources.ssh.follow import Cursor, Follower
+from acceptmon.sources.ssh.follow import Cursor, Follower, Known
 from acceptmon.sources.ssh.names import glob_matches
 from acceptmon.sources.ssh.options import SSHSettings, resolve
 from acceptmon.sources.ssh.url import parse_ssh_url
@@ -62,6 +62,8 @@ class SSHSource:
         self._lock = threading.Lock()
         self._fps: OrderedDict[str, tuple[str, int, str]] = OrderedDict()
         self._state: dict[str, dict[str, Any]] = {}
+        #: Per path with nothing committed yet: rotated files that were there before it (not ours).
+        self._known: dict[str, Known] = {}
         self._followers: dict[str, Follower] = {}
         self._next_glob = 0.0
         self._worker: HostWorker | None = None
@@ -98,19 +100,22 @@ class SSHSource:
                 "fp_len": fp_len,
                 "real": where,
             }
+            self._known.pop(chunk.path, None)
 
     def checkpoint(self) -> dict[str, Any]:
         with self._lock:
-            return {"url": self.target.url(), "files": {p: dict(e) for p, e in self._state.items()}}
+            files = {p: dict(e) for p, e in self._state.items()}
+            known = {p: [list(k) for k in heads] for p, heads in self._known.items() if p not in self._state}
+            return {"url": self.target.url(), "files": files, **({"known": known} if known else {})}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Resume from ``checkpoint()`` output; call before the first ``poll()``."""
         files = state.get("files", {})
         with self._lock:
             self._state = {p: dict(e) for p, e in files.items()}
-            for path, follower in self._followers.items():
-                if path in self._state:
-                    follower.restore(self._state[path])
+            self._known = _known_of(state.get("known"))
+            for follower in self._followers.values():
+                self._resume(follower)
 
     def health(self) -> SourceHealth:
         with self._lock:
@@ -188,15 +193,25 @@ class SSHSource:
             self._health.truncated()
         log.debug("%s: %s", self.name, detail)
 
+    def known(self, path: str, heads: Known) -> None:
+        with self._lock:
+            self._known[path] = heads
+
     # -- files -----------------------------------------------------------------------------
 
     def _add(self, path: str) -> None:
         s = self.settings
         follower = Follower(path, self, self._clock, settle=s.settle, step_bytes=s.step_bytes)
         with self._lock:
-            if path in self._state:
-                follower.restore(self._state[path])
+            self._resume(follower)
             self._followers[path] = follower
+
+    def _resume(self, follower: Follower) -> None:
+        entry = self._state.get(follower.path)
+        if entry is not None:
+            follower.restore(entry)
+        elif follower.path in self._known:
+            follower.known = self._known[follower.path]
 
     def _expand(self, fs: FileSystem) -> None:
         """Follow new glob matches; drop vanished ones once nothing is left to read."""
@@ -216,4 +231,18 @@ class SSHSource:
                 with self._lock:
                     del self._followers[path]
                     self._state.pop(path, None)
+                    self._known.pop(path, None)
                 self._health.forget(path)
+
+
+def _known_of(raw: Any) -> dict[str, Known]:
+    """A checkpoint's ``known`` heads per path; what is malformed is left out."""
+    out: dict[str, Known] = {}
+    for path, heads in (raw if isinstance(raw, dict) else {}).items():
+        if isinstance(heads, list) and all(_is_head(h) for h in heads):
+            out[str(path)] = tuple((h[0], h[1]) for h in heads)
+    return out
+
+
+def _is_head(h: Any) -> bool:
+    return isinstance(h, list) and len(h) == 2 and isinstance(h[0], str) and type(h[1]) is int and h[1] > 0

@@ -27,6 +27,11 @@ from acceptmon.sources.tail.fs import DirEntry, FileSystem, Handle, HeadHash, St
 #: One SFTP read request asks for this much (paramiko's own request size).
 READ_BYTES = 32 * 1024
 
+#: SFTP mtimes are whole seconds: a same-size rewrite within the second of our
+#: last look leaves the stat unchanged, so an unchanged stat is trusted only
+#: after one more full look this long after the first (with a margin).
+MTIME_RESOLUTION = 2.0
+
 
 @dataclass
 class Cursor:
@@ -51,6 +56,14 @@ class Sink(Protocol):
         """``rotation``, ``truncation`` or ``lost`` (our file vanished unread)."""
         ...
 
+    def known(self, path: str, heads: Known) -> None:
+        """The rotated files there were when ``path`` had nothing to read yet (to checkpoint)."""
+        ...
+
+
+#: Fingerprints (hash, length) of the heads of rotated files that are not ours to read.
+Known = tuple[tuple[str, int], ...]
+
 
 class Follower:
     """Reads one remote path; ``step`` does bounded I/O and never sleeps."""
@@ -68,8 +81,16 @@ class Follower:
         self._done = False
         self._pos = 0
         self._split = LineSplitter()
+        #: The path's (size, mtime) at the last full look that found nothing new, when, and
+        #: whether a later look confirmed it (then the stat alone says "unchanged").
         self._seen: tuple[int, int] | None = None
+        self._seen_at = 0.0
+        self._confirmed = False
         self._eof: tuple[int, float] | None = None
+        #: While nothing is read: the rotated files that were there when we began to wait.
+        self.known: Known | None = None
+        #: Siblings found to be history, by name, with the (size, mtime) they had then.
+        self._history: dict[str, tuple[int, int]] = {}
         self.lag = 0
 
     @property
@@ -118,12 +139,16 @@ class Follower:
         except FileNotFoundError:
             if cur is not None and not self._done:
                 return self._relocate(fs, cur, "rotation")
+            if cur is None and self._wait(fs, None):
+                return True
+            if cur is not None and self._done and self._after(fs, cur, None):
+                return True  # a newer rotated file, while the path itself is gone
             raise
         if cur is None:
-            return self._adopt(fs, self.path) if st.size > 0 else False
+            return self._wait(fs, st)
         if self._done:
             return self._after(fs, cur, st)
-        if self._seen == (st.size, st.mtime_ns):
+        if self._unchanged(st):
             return False
         return self._read_path(fs, cur, st)
 
@@ -151,7 +176,7 @@ class Follower:
             more = self._read(f, cur, size)
         finally:
             f.close()
-        self._seen = (st.size, st.mtime_ns) if self._pos >= size == st.size else None
+        self._saw(st if self._pos >= size == st.size else None)
         return more
 
     def _read(self, f: Handle, cur: Cursor, size: int) -> bool:
@@ -206,7 +231,8 @@ class Follower:
             return False
         if self._split.pending:  # nothing will ever end the last line: hand it out
             self._pos_flush(cur)
-        self._done, self._seen, self._eof = True, None, None
+        self._done, self._eof = True, None
+        self._saw(None)
         return True
 
     def _pos_flush(self, cur: Cursor) -> None:
@@ -279,9 +305,9 @@ class Follower:
         self.resync()
         return True
 
-    def _after(self, fs: FileSystem, done: Cursor, st: Stat) -> bool:
+    def _after(self, fs: FileSystem, done: Cursor, st: Stat | None) -> bool:
         """Our file is finished: start the next newer one (a sibling, else the path)."""
-        if self._seen == (st.size, st.mtime_ns):
+        if st is not None and self._unchanged(st):
             return False
         cands = self._candidates(fs)
         if cands is None:
@@ -294,8 +320,70 @@ class Follower:
         for path, e in [*nxt, *(c for c in cands if c[0] == self.path)]:
             if e.size > 0:
                 return self._adopt(fs, path)
-        self._seen = (st.size, st.mtime_ns)
+        self._saw(st)
         return False
+
+    def _unchanged(self, st: Stat) -> bool:
+        """Whether the path surely still holds what the last full look found."""
+        if self._seen != (st.size, st.mtime_ns):
+            return False
+        return self._confirmed or self._clock.monotonic() - self._seen_at < MTIME_RESOLUTION
+
+    def _saw(self, st: Stat | None) -> None:
+        """Remember the stat of a full look that found nothing new (None: something was)."""
+        key = None if st is None else (st.size, st.mtime_ns)
+        now = self._clock.monotonic()
+        if key is not None and key == self._seen:
+            self._confirmed = self._confirmed or now - self._seen_at >= MTIME_RESOLUTION
+        else:
+            self._seen, self._seen_at, self._confirmed = key, now, False
+
+    def _wait(self, fs: FileSystem, st: Stat | None) -> bool:
+        """Nothing read yet: start a file rotated through the path meanwhile, else the path.
+
+        The rotated files there when we began waiting are history, not ours; a
+        sibling that starts like the path is its copy (copytruncate), not news.
+        A directory we may not list has no siblings we can know of: the path only.
+        """
+        try:
+            cands = self._candidates(fs)
+        except PermissionError:
+            cands = []
+        if cands is None:
+            return False
+        sibs = [(p, e) for p, e in cands if p != self.path]
+        if self.known is None:
+            self.known = tuple(k for p, e in sibs if e.size and (k := self._head(fs, p)) is not None)
+            self._sink.known(self.path, self.known)
+        else:
+            path_head = (self._raw_head(fs, self.path) if st is not None and st.size else None) or b""
+            for p, e in sibs:
+                if self._history.get(p) == (e.size, e.mtime_ns):
+                    continue  # judged history before, unchanged since: no need to open it again
+                head = self._raw_head(fs, p) if e.size else None
+                if head and self._is_known(head):
+                    self._history[p] = (e.size, e.mtime_ns)
+                if not head or path_head.startswith(head) or self._is_known(head):
+                    continue
+                return self._adopt(fs, p)
+        return self._adopt(fs, self.path) if st is not None and st.size > 0 else False
+
+    def _is_known(self, head: bytes) -> bool:
+        return any(len(head) >= n and fingerprint(head[:n]) == fp for fp, n in self.known or ())
+
+    def _raw_head(self, fs: FileSystem, path: str) -> bytes | None:
+        try:
+            f = fs.open(path)
+        except (FileNotFoundError, PermissionError):
+            return None
+        try:
+            return f.read_at(0, FINGERPRINT_BYTES)
+        finally:
+            f.close()
+
+    def _head(self, fs: FileSystem, path: str) -> tuple[str, int] | None:
+        head = self._raw_head(fs, path)
+        return (fingerprint(head), len(head)) if head else None
 
     def _adopt(self, fs: FileSystem, path: str) -> bool:
         """Start a file from offset 0; its identity is the fingerprint at first sight."""
@@ -308,6 +396,7 @@ class Follower:
         if not head or not isinstance(identity, HeadHash):
             return False
         self.cur = Cursor(identity, fingerprint(head), len(head), 0, 1, path)
+        self.known, self._history = None, {}
         self._done = False
         self.resync()
         return True

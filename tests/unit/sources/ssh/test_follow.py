@@ -8,8 +8,9 @@ import pytest
 
 from acceptmon.clock import ManualClock
 from acceptmon.model import Position
-from acceptmon.sources.ssh.follow import Cursor, Follower
-from tests.support.fakefs import FakeFS, Inode
+from acceptmon.sources.ssh.follow import Cursor, Follower, Known
+from acceptmon.sources.tail.fs import DirEntry
+from tests.support.fakefs import FakeFS, FakeHandle, Inode
 
 LOG = "/var/log/app.log"
 
@@ -32,6 +33,9 @@ class Collector:
 
     def note(self, event: str, detail: str) -> None:
         self.notes.append(event)
+
+    def known(self, path: str, heads: Known) -> None:
+        self.known_heads = heads
 
 
 @pytest.fixture
@@ -184,3 +188,90 @@ def test_resync_rereads_a_partial_line_after_reconnect(env) -> None:
     fs.append(LOG, "tial")
     settle(f, fs, clock)
     assert sink.lines == ["line 1", "partial"]
+
+
+# -- found by the model test (tests/unit/sources/test_local_model.py, target "sftp") ------
+
+
+def step_through_missing_path(f: Follower, fs: FakeFS, clock: ManualClock, rounds: int = 20) -> None:
+    """``settle``, counting a missing path as the source does (an error, not the end)."""
+    for _ in range(rounds):
+        try:
+            more = f.step(fs)
+        except FileNotFoundError:
+            more = False
+        if not more:
+            clock.advance(0.3)
+
+
+def test_file_rotated_through_the_path_before_we_read_it_is_read_but_older_ones_are_not(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(f"{LOG}.1", "history")
+    with pytest.raises(FileNotFoundError):
+        f.step(fs)  # nothing at the path yet: what is rotated now is history
+    fs.append(LOG, *nums(1, 2))
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 3")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 3)
+
+
+def test_newer_rotated_file_is_read_while_the_path_stays_gone(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1")
+    settle(f, fs, clock)
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 2")
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.rename(LOG, f"{LOG}.1")  # and no new file at the path
+    step_through_missing_path(f, fs, clock)
+    assert sink.lines == nums(1, 2)
+
+
+def test_same_size_rewrite_within_the_second_of_our_look_is_still_seen(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "aaaa")
+    settle(f, fs, clock, rounds=2)  # read it, then one look that finds nothing new
+    fs.now_ns += 100_000_000  # the same whole second as that look: the stat cannot tell
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "bbbb")
+    assert fs.stat(LOG) == fs.stat(f"{LOG}.1")
+    settle(f, fs, clock)
+    assert sink.lines == ["aaaa", "bbbb"]
+
+
+class UnlistableFS(FakeFS):
+    def listdir(self, path: str) -> list[DirEntry]:
+        raise PermissionError(13, "Permission denied", path)
+
+
+def test_a_log_in_a_directory_we_may_not_list_is_still_read() -> None:
+    fs, sink, clock = UnlistableFS(), Collector(), ManualClock()
+    f = Follower(LOG, sink, clock)
+    fs.append(LOG, *nums(1, 2))
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 2)
+
+
+class CountingFS(FakeFS):
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[str] = []
+
+    def open(self, path: str) -> FakeHandle:
+        self.opened.append(path)
+        return super().open(path)
+
+
+def test_history_is_opened_once_while_the_path_is_missing() -> None:
+    fs, sink, clock = CountingFS(), Collector(), ManualClock()
+    f = Follower(LOG, sink, clock)
+    fs.append(f"{LOG}.1", "history")
+    for _ in range(10):
+        with pytest.raises(FileNotFoundError):
+            f.step(fs)
+    assert fs.opened.count(f"{LOG}.1") <= 2
+    fs.append(LOG, "line 1")
+    settle(f, fs, clock)
+    assert sink.lines == ["line 1"]
