@@ -62,7 +62,7 @@ class SSHSource:
         self._lock = threading.Lock()
         self._fps: OrderedDict[str, tuple[str, int, str]] = OrderedDict()
         self._state: dict[str, dict[str, Any]] = {}
-        #: Per path with nothing committed yet: rotated files that were there before it (not ours).
+        #: Per path: rotated files older than what it reads (``Follower.known``).
         self._known: dict[str, Known] = {}
         self._followers: dict[str, Follower] = {}
         self._next_glob = 0.0
@@ -100,12 +100,11 @@ class SSHSource:
                 "fp_len": fp_len,
                 "real": where,
             }
-            self._known.pop(chunk.path, None)
 
     def checkpoint(self) -> dict[str, Any]:
         with self._lock:
             files = {p: dict(e) for p, e in self._state.items()}
-            known = {p: [list(k) for k in heads] for p, heads in self._known.items() if p not in self._state}
+            known = {p: [list(k) for k in heads] for p, heads in self._known.items()}
             return {"url": self.target.url(), "files": files, **({"known": known} if known else {})}
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -210,7 +209,7 @@ class SSHSource:
         entry = self._state.get(follower.path)
         if entry is not None:
             follower.restore(entry)
-        elif follower.path in self._known:
+        if follower.path in self._known:
             follower.known = self._known[follower.path]
 
     def _expand(self, fs: FileSystem) -> None:

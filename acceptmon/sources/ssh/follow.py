@@ -87,8 +87,13 @@ class Follower:
         self._seen_at = 0.0
         self._confirmed = False
         self._eof: tuple[int, float] | None = None
-        #: While nothing is read: the rotated files that were there when we began to wait.
+        #: Rotated files that are not ours to read: those there when we began to wait, or
+        #: older than the file we adopted (None: not looked yet). After our file is lost
+        #: without trace, everything else rotated is newer and is read.
         self.known: Known | None = None
+        #: The first bytes of the file being read, as fingerprinted (memory only: log lines
+        #: may hold secrets); a copy cut short of the fingerprint is known by them.
+        self._head_bytes = b""
         #: Siblings found to be history, by name, with the (size, mtime) they had then.
         self._history: dict[str, tuple[int, int]] = {}
         self.lag = 0
@@ -115,6 +120,7 @@ class Follower:
             lineno=int(entry.get("lineno", 1)),
             where=str(entry.get("real") or self.path),
         )
+        self._head_bytes = b""
         self._done = False
         self.resync()
 
@@ -156,12 +162,18 @@ class Follower:
         """Classify the open file against the cursor; upgrade a short fingerprint."""
         size = f.size()
         head = f.read_at(0, min(size, FINGERPRINT_BYTES)) if size else b""
-        now_fp = fingerprint(head[: cur.fp_len]) if len(head) >= cur.fp_len else "short"
+        now_fp = cur.fp if self._matches(head, cur) else "other"
         before = FileState("", cur.offset, cur.fp, cur.fp_len)
         change = classify(before, FileState("", size, now_fp, cur.fp_len), cur.offset)
         if change in ("grown", "unchanged") and len(head) > cur.fp_len:
-            cur.fp, cur.fp_len = fingerprint(head), len(head)
+            cur.fp, cur.fp_len, self._head_bytes = fingerprint(head), len(head), head
         return change, size
+
+    def _matches(self, head: bytes, cur: Cursor) -> bool:
+        """Whether a file starting with ``head`` holds our file's content, maybe cut short (a copy)."""
+        if len(head) >= cur.fp_len:
+            return fingerprint(head[: cur.fp_len]) == cur.fp
+        return bool(head) and self._head_bytes.startswith(head)
 
     def _read_path(self, fs: FileSystem, cur: Cursor, st: Stat) -> bool:
         try:
@@ -255,15 +267,8 @@ class Follower:
         return out
 
     def _holds(self, fs: FileSystem, path: str, cur: Cursor) -> bool:
-        try:
-            f = fs.open(path)
-        except (FileNotFoundError, PermissionError):
-            return False
-        try:
-            head = f.read_at(0, cur.fp_len)
-        finally:
-            f.close()
-        return len(head) == cur.fp_len and fingerprint(head) == cur.fp
+        head = self._raw_head(fs, path)
+        return head is not None and self._matches(head, cur)
 
     def _find(
         self, fs: FileSystem, cands: list[tuple[str, DirEntry]], cur: Cursor, min_size: int
@@ -271,7 +276,15 @@ class Follower:
         """Index of the newest candidate holding the cursor's file (the path is tried first)."""
         for i in reversed(range(len(cands))):
             path, e = cands[i]
-            if e.size >= max(min_size, cur.fp_len) and self._holds(fs, path, cur):
+            if e.size >= min_size and e.size > 0 and self._holds(fs, path, cur):
+                return i
+        return None
+
+    def _find_copy(self, fs: FileSystem, sibs: list[tuple[str, DirEntry]], cur: Cursor) -> int | None:
+        """Index of the newest sibling that starts like our file but ends before our offset."""
+        for i in reversed(range(len(sibs))):
+            path, e = sibs[i]
+            if 0 < e.size < cur.offset and self._holds(fs, path, cur):
                 return i
         return None
 
@@ -287,6 +300,15 @@ class Follower:
         if cands is None:
             return False
         i = self._find(fs, cands, cur, cur.offset)
+        sibs = [c for c in cands if c[0] != self.path]
+        j = self._find_copy(fs, sibs, cur) if i is None else None
+        if j is not None:
+            # copytruncate under a running writer: its copy ended before what we read
+            # (the rest is in no file); what was rotated after it comes next.
+            self._sink.note("rotation", f"{self.path}: read past the end of its copy {sibs[j][0]}")
+            cur.where, self._done = sibs[j][0], True
+            self.resync()
+            return True
         if i is None:
             if event == "truncation":
                 self._sink.note("truncation", f"{self.path} was truncated; reading it from the start")
@@ -295,6 +317,8 @@ class Follower:
                     "lost",
                     f"{self.path}: {cur.identity} is gone; lines after byte {cur.offset} were not read",
                 )
+            # Whatever else was rotated since we adopted our file is newer: read it next.
+            self.known = (*(self.known or ()), (cur.fp, cur.fp_len))
             self.cur, self._done = None, False
             self.resync()
             return True
@@ -315,11 +339,15 @@ class Follower:
         sibs = [c for c in cands if c[0] != self.path]
         i = self._find(fs, sibs, done, done.offset)
         if i is None:
+            i = self._find_copy(fs, sibs, done)
+        if i is None:
             self._sink.note("lost", f"{self.path}: lost track of {done.identity}; continuing with the path")
-        nxt = sibs[i + 1 :] if i is not None else []
-        for path, e in [*nxt, *(c for c in cands if c[0] == self.path)]:
-            if e.size > 0:
-                return self._adopt(fs, path)
+        start = len(sibs) if i is None else i + 1
+        for k in range(start, len(sibs)):
+            if sibs[k][1].size > 0:
+                return self._adopt(fs, sibs[k][0], self._heads(fs, sibs[:k]))
+        if any(p == self.path and e.size > 0 for p, e in cands):
+            return self._adopt(fs, self.path, self._heads(fs, sibs))
         self._saw(st)
         return False
 
@@ -339,11 +367,11 @@ class Follower:
             self._seen, self._seen_at, self._confirmed = key, now, False
 
     def _wait(self, fs: FileSystem, st: Stat | None) -> bool:
-        """Nothing read yet: start a file rotated through the path meanwhile, else the path.
+        """Nothing to read: start a file rotated through the path meanwhile, else the path.
 
-        The rotated files there when we began waiting are history, not ours; a
-        sibling that starts like the path is its copy (copytruncate), not news.
-        A directory we may not list has no siblings we can know of: the path only.
+        The rotated files in ``known`` are history, not ours; a sibling that
+        starts like the path is its copy (copytruncate), not news. A directory
+        we may not list has no siblings we can know of: the path only.
         """
         try:
             cands = self._candidates(fs)
@@ -353,23 +381,34 @@ class Follower:
             return False
         sibs = [(p, e) for p, e in cands if p != self.path]
         if self.known is None:
-            self.known = tuple(k for p, e in sibs if e.size and (k := self._head(fs, p)) is not None)
+            self.known = self._heads(fs, sibs)
             self._sink.known(self.path, self.known)
+            older = self.known
         else:
             path_head = (self._raw_head(fs, self.path) if st is not None and st.size else None) or b""
+            older = self.known
             for p, e in sibs:
                 if self._history.get(p) == (e.size, e.mtime_ns):
                     continue  # judged history before, unchanged since: no need to open it again
                 head = self._raw_head(fs, p) if e.size else None
-                if head and self._is_known(head):
-                    self._history[p] = (e.size, e.mtime_ns)
-                if not head or path_head.startswith(head) or self._is_known(head):
+                if not head:
                     continue
-                return self._adopt(fs, p)
-        return self._adopt(fs, self.path) if st is not None and st.size > 0 else False
+                if self._is_known(head):
+                    self._history[p] = (e.size, e.mtime_ns)
+                    continue
+                if not path_head.startswith(head):
+                    return self._adopt(fs, p, older)
+                older = (*older, (fingerprint(head), len(head)))
+        return self._adopt(fs, self.path, older) if st is not None and st.size > 0 else False
+
+    def _heads(self, fs: FileSystem, sibs: list[tuple[str, DirEntry]]) -> Known:
+        return tuple(k for p, e in sibs if e.size and (k := self._head(fs, p)) is not None)
 
     def _is_known(self, head: bytes) -> bool:
-        return any(len(head) >= n and fingerprint(head[:n]) == fp for fp, n in self.known or ())
+        """Whether a rotated file starting with ``head`` is history (or a copy of our lost file)."""
+        if any(len(head) >= n and fingerprint(head[:n]) == fp for fp, n in self.known or ()):
+            return True
+        return self.cur is None and self._head_bytes.startswith(head)
 
     def _raw_head(self, fs: FileSystem, path: str) -> bytes | None:
         try:
@@ -385,8 +424,11 @@ class Follower:
         head = self._raw_head(fs, path)
         return (fingerprint(head), len(head)) if head else None
 
-    def _adopt(self, fs: FileSystem, path: str) -> bool:
-        """Start a file from offset 0; its identity is the fingerprint at first sight."""
+    def _adopt(self, fs: FileSystem, path: str, older: Known) -> bool:
+        """Start a file from offset 0; its identity is the fingerprint at first sight.
+
+        ``older``: the rotated files older than it (history once we read it).
+        """
         f = fs.open(path)
         try:
             identity = f.identity()
@@ -396,7 +438,8 @@ class Follower:
         if not head or not isinstance(identity, HeadHash):
             return False
         self.cur = Cursor(identity, fingerprint(head), len(head), 0, 1, path)
-        self.known, self._history = None, {}
+        self._head_bytes, self.known, self._history = head, older, {}
+        self._sink.known(self.path, older)
         self._done = False
         self.resync()
         return True

@@ -88,8 +88,11 @@ class OsDisk:
 class Writer:
     """A log writer plus logrotate (numbered, no deletion), with mtimes that advance."""
 
-    def __init__(self, disk: Disk, directory: str, *, running: bool = False, pad: int = 0) -> None:
+    def __init__(
+        self, disk: Disk, directory: str, clock: ManualClock, *, running: bool = False, pad: int = 0
+    ) -> None:
         self.disk = disk
+        self.clock = clock
         self.path = f"{directory}/x.log"
         #: Whether the writer keeps writing through copytruncate (lines written
         #: after the copy and before the truncate are then in no file).
@@ -99,7 +102,8 @@ class Writer:
         self.expected: list[str] = []
         self.rotated = 0
         self.partial = ""
-        self.t = time.time_ns()
+        self.t = self.t0 = time.time_ns()
+        self.c0 = clock.monotonic()
         #: Bytes copied so far while a staged copytruncate is under way.
         self.copying: int | None = None
 
@@ -108,7 +112,9 @@ class Writer:
         self._touch(path)
 
     def _touch(self, path: str) -> None:
-        self.t += 10_000_000
+        # mtimes advance, and keep up with the agent's clock as a real one would (SFTP's
+        # whole-second mtimes must not look unchanged for longer than they would).
+        self.t = max(self.t + 10_000_000, self.t0 + int((self.clock.monotonic() - self.c0) * 1e9))
         self.disk.set_mtime(path, self.t)
 
     def append(self, n: int) -> None:
@@ -294,9 +300,9 @@ TARGETS: dict[str, Callable[[], Any]] = {
 class Agent:
     """Polls, processes a prefix of what it polled, saves checkpoints, crashes."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, clock: ManualClock) -> None:
         self.target = target
-        self.clock = ManualClock()
+        self.clock = clock
         self.got: list[str] = []
         self.saved: dict[str, Any] = {}
         self.saved_len = 0
@@ -383,8 +389,9 @@ def play(w: Writer, a: Agent, ops: list[tuple[str, int]]) -> None:
 @given(st.lists(st.tuples(st.sampled_from(OPS), st.integers(1, 6)), max_size=40))
 def test_no_line_lost_or_repeated(target: str, ops: list[tuple[str, int]]) -> None:
     with TARGETS[target]() as (disk, directory, tgt):
-        w = Writer(disk, directory)
-        a = Agent(tgt)
+        clock = ManualClock()
+        w = Writer(disk, directory, clock)
+        a = Agent(tgt, clock)
         play(w, a, ops)
         w.copy_truncate()
         w.finish_partial()
@@ -419,8 +426,9 @@ def test_writer_running_through_copytruncate(target: str, pad: int, ops: list[tu
     allowed (we may have read them in time), but every line in a file is counted exactly
     once and in order, and nothing is counted twice."""
     with TARGETS[target]() as (disk, directory, tgt):
-        w = Writer(disk, directory, running=True, pad=pad)
-        a = Agent(tgt)
+        clock = ManualClock()
+        w = Writer(disk, directory, clock, running=True, pad=pad)
+        a = Agent(tgt, clock)
         play(w, a, ops)
         w.copy_truncate()
         w.finish_partial()

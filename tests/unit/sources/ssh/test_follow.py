@@ -275,3 +275,51 @@ def test_history_is_opened_once_while_the_path_is_missing() -> None:
     fs.append(LOG, "line 1")
     settle(f, fs, clock)
     assert sink.lines == ["line 1"]
+
+
+def test_after_an_in_place_truncation_files_rotated_since_are_read(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1")
+    settle(f, fs, clock)
+    fs.now_ns += 10**9  # as the follower's clock moved on
+    fs.create(f"{LOG}.1")  # copytruncate's copy, cut before it copied anything ...
+    fs.truncate(LOG)  # ... so "line 1" is in no file now
+    fs.append(LOG, "line 2")
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 3")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 3)
+
+
+def test_after_reading_past_the_end_of_a_copy_newer_rotated_files_are_read(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1")
+    fs.create(f"{LOG}.1", fs.read(LOG))  # copytruncate's copy ...
+    fs.append(LOG, "lost 1")  # ... the writer goes on ...
+    settle(f, fs, clock)
+    fs.truncate(LOG)  # ... the truncate: "lost 1" is in no file now
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.append(LOG, "line 2")
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 3")
+    settle(f, fs, clock)
+    assert sink.lines == ["line 1", "lost 1", "line 2", "line 3"]
+
+
+def test_a_copy_cut_short_of_the_fingerprint_is_still_our_file() -> None:
+    fs, sink, clock = FakeFS(), Collector(), ManualClock()
+    f = Follower(LOG, sink, clock, step_bytes=16)
+    fs.append(LOG, *nums(10, 30))
+    f.step(fs)  # adopts the file
+    f.step(fs)  # a few lines read, but the fingerprint covers the whole head
+    assert 0 < len(sink.lines) < 5
+    copied = fs.read(LOG)[:100]  # copytruncate's copy ends here (the writer kept writing) ...
+    fs.create(f"{LOG}.1", copied)
+    fs.truncate(LOG)  # ... and the rest is in no file now
+    fs.now_ns += 10**9
+    fs.append(LOG, "line 99")
+    settle(f, fs, clock)
+    whole = copied.decode().split("\n")[:-1]
+    assert sink.lines[: len(whole)] == whole
+    assert sink.lines[-1] == "line 99"
