@@ -9,6 +9,7 @@ bounded buffer, so it never blocks, whatever the network does.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import posixpath
 import threading
@@ -28,6 +29,7 @@ from acceptmon.sources.ssh.names import glob_matches
 from acceptmon.sources.ssh.options import SSHSettings, resolve
 from acceptmon.sources.ssh.url import parse_ssh_url
 from acceptmon.sources.ssh.worker import DEFAULT_POOL, HostPool, HostWorker
+from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, Entry, files_of
 from acceptmon.sources.tail.fs import FileSystem
 
 log = logging.getLogger("acceptmon.sources.ssh")
@@ -60,8 +62,9 @@ class SSHSource:
         self._buffer = ChunkBuffer(self.settings.buffer_bytes)
         self._health = SourceEvents(name, log, host_up=False)
         self._lock = threading.Lock()
-        self._fps: OrderedDict[str, tuple[str, int, str]] = OrderedDict()
-        self._state: dict[str, dict[str, Any]] = {}
+        #: Per handed-out identity: the entry for its file as it was when last emitted from.
+        self._fps: OrderedDict[str, Entry] = OrderedDict()
+        self._state: dict[str, Entry] = {}
         #: Per path: rotated files older than what it reads (``Follower.known``).
         self._known: dict[str, Known] = {}
         self._followers: dict[str, Follower] = {}
@@ -88,30 +91,25 @@ class SSHSource:
         if chunk.end is None:
             return
         with self._lock:
-            known = self._fps.get(chunk.end.identity)
-            if known is None:
+            emitted = self._fps.get(chunk.end.identity)
+            if emitted is None:
                 return
-            fp, fp_len, where = known
-            self._state[chunk.path] = {
-                "identity": chunk.end.identity,
-                "offset": chunk.end.offset,
-                "lineno": chunk.lineno + len(chunk.lines),
-                "fingerprint": fp,
-                "fp_len": fp_len,
-                "real": where,
-            }
+            lineno = chunk.lineno + len(chunk.lines)
+            self._state[chunk.path] = dataclasses.replace(emitted, offset=chunk.end.offset, lineno=lineno)
 
     def checkpoint(self) -> dict[str, Any]:
         with self._lock:
-            files = {p: dict(e) for p, e in self._state.items()}
+            files = {p: e.to_json() for p, e in self._state.items()}
             known = {p: [list(k) for k in heads] for p, heads in self._known.items()}
-            return {"url": self.target.url(), "files": files, **({"known": known} if known else {})}
+            doc = {"url": self.target.url(), "version": CHECKPOINT_VERSION, "files": files}
+            return doc | ({"known": known} if known else {})
 
     def restore(self, state: dict[str, Any]) -> None:
         """Resume from ``checkpoint()`` output; call before the first ``poll()``."""
-        files = state.get("files", {})
+        files = files_of(state, unversioned_ok=True) or {}
+        entries = {p: Entry.from_json(raw) for p, raw in files.items()}
         with self._lock:
-            self._state = {p: dict(e) for p, e in files.items()}
+            self._state = {p: e for p, e in entries.items() if e is not None}
             self._known = _known_of(state.get("known"))
             for follower in self._followers.values():
                 self._resume(follower)
@@ -171,7 +169,7 @@ class SSHSource:
 
     def emit(self, path: str, lines: list[str], lineno: int, end: Position, cursor: Cursor) -> None:
         with self._lock:
-            self._fps[end.identity] = (cursor.fp, cursor.fp_len, cursor.where)
+            self._fps[end.identity] = cursor.entry()
             self._fps.move_to_end(end.identity)
             while len(self._fps) > _FP_MEMORY:
                 self._fps.popitem(last=False)

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from acceptmon.clock import Clock
 from acceptmon.model import Position
 from acceptmon.sources.lines import LineSplitter
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify, fingerprint
 from acceptmon.sources.ssh.names import siblings_oldest_first
-from acceptmon.sources.tail.fs import DirEntry, FileSystem, Handle, HeadHash, Stat, parse_file_id
+from acceptmon.sources.tail.entry import Entry
+from acceptmon.sources.tail.fs import DirEntry, FileSystem, Handle, HeadHash, Stat
 
 #: One SFTP read request asks for this much (paramiko's own request size).
 READ_BYTES = 32 * 1024
@@ -43,6 +44,10 @@ class Cursor:
     offset: int
     lineno: int
     where: str
+
+    def entry(self) -> Entry:
+        """The checkpoint entry for this file as far as it was read."""
+        return Entry(self.identity, self.offset, self.lineno, self.fp, self.fp_len, self.where)
 
 
 class Sink(Protocol):
@@ -108,18 +113,10 @@ class Follower:
         """Nothing half-read: the follower can be dropped without losing lines."""
         return self.cur is None or self._done
 
-    def restore(self, entry: dict[str, Any]) -> None:
-        """Resume from a checkpoint entry (the local source's keys)."""
-        fp = str(entry["fingerprint"])
-        identity = parse_file_id(str(entry["identity"]))
-        self.cur = Cursor(
-            identity=identity if isinstance(identity, HeadHash) else HeadHash.of(fp),
-            fp=fp,
-            fp_len=int(entry["fp_len"]),
-            offset=int(entry["offset"]),
-            lineno=int(entry.get("lineno", 1)),
-            where=str(entry.get("real") or self.path),
-        )
+    def restore(self, e: Entry) -> None:
+        """Resume from a checkpoint entry (one ``Cursor.entry`` wrote)."""
+        identity = e.identity if isinstance(e.identity, HeadHash) else HeadHash.of(e.fingerprint)
+        self.cur = Cursor(identity, e.fingerprint, e.fp_len, e.offset, e.lineno, e.real or self.path)
         self._head_bytes = b""
         self._done = False
         self.resync()

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from acceptmon.clock import ManualClock
 from acceptmon.model import Position
 from acceptmon.sources.ssh.follow import Cursor, Follower, Known
+from acceptmon.sources.tail.entry import Entry
 from acceptmon.sources.tail.fs import DirEntry
 from tests.support.fakefs import FakeFS, FakeHandle, Inode
 
@@ -18,7 +17,7 @@ LOG = "/var/log/app.log"
 class Collector:
     def __init__(self, room: int = 1 << 30) -> None:
         self.lines: list[str] = []
-        self.ends: list[tuple[Position, dict[str, Any]]] = []
+        self.ends: list[tuple[Position, Entry]] = []
         self.notes: list[str] = []
         self.capacity = room
 
@@ -27,9 +26,7 @@ class Collector:
 
     def emit(self, path: str, lines: list[str], lineno: int, end: Position, cursor: Cursor) -> None:
         self.lines.extend(lines)
-        entry = {"identity": end.identity, "offset": end.offset, "lineno": lineno + len(lines)}
-        entry |= {"fingerprint": cursor.fp, "fp_len": cursor.fp_len, "real": cursor.where}
-        self.ends.append((end, entry))
+        self.ends.append((end, cursor.entry()))
 
     def note(self, event: str, detail: str) -> None:
         self.notes.append(event)
