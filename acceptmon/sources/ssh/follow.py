@@ -338,9 +338,13 @@ class Follower:
         if i is None:
             i = self._find_copy(fs, sibs, done)
         if i is None:
-            self._sink.note("lost", f"{self.path}: lost track of {done.identity}; continuing with the path")
-        start = len(sibs) if i is None else i + 1
-        for k in range(start, len(sibs)):
+            # Gone (deleted, compressed): everything rotated that is not older is newer.
+            self._sink.note("lost", f"{self.path}: lost track of {done.identity}; reading what is newer")
+            self.known = (*(self.known or ()), (done.fp, done.fp_len))
+            self.cur, self._done = None, False
+            self.resync()
+            return True
+        for k in range(i + 1, len(sibs)):
             if sibs[k][1].size > 0:
                 return self._adopt(fs, sibs[k][0], self._heads(fs, sibs[:k]))
         if any(p == self.path and e.size > 0 for p, e in cands):

@@ -320,3 +320,18 @@ def test_a_copy_cut_short_of_the_fingerprint_is_still_our_file() -> None:
     whole = copied.decode().split("\n")[:-1]
     assert sink.lines[: len(whole)] == whole
     assert sink.lines[-1] == "line 99"
+
+
+def test_a_finished_file_that_vanishes_is_reported_once_then_newer_files_are_read(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1")
+    settle(f, fs, clock)
+    fs.rename(LOG, f"{LOG}.1")  # rotated, and no new file yet
+    step_through_missing_path(f, fs, clock)
+    fs.delete(f"{LOG}.1")  # compressed away after we finished it
+    fs.append(f"{LOG}.2.gz", "compressed")
+    step_through_missing_path(f, fs, clock)
+    fs.append(LOG, "line 2")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 2)
+    assert sink.notes.count("lost") == 1
