@@ -25,13 +25,12 @@ from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.matching import GlobMatcher
 from acceptmon.sources.tail.context import FollowConfig
 from acceptmon.sources.tail.drain import Emitted, read
+from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, files_of
 from acceptmon.sources.tail.follower import PathFollower
 from acceptmon.sources.tail.resume import resume
 from acceptmon.sources.tail.stream import Opener, default_opener, identity_of
 
 log = logging.getLogger("acceptmon.sources")
-
-CHECKPOINT_VERSION = 1
 
 
 class LocalSource:
@@ -83,7 +82,7 @@ class LocalSource:
         self._event_seq = 0
 
     def restore(self, state: dict[str, Any]) -> None:
-        files = state.get("files") if state.get("version") == CHECKPOINT_VERSION else None
+        files = files_of(state)
         if isinstance(files, dict):
             self._restored = files
         elif state:

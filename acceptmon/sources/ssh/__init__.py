@@ -9,6 +9,7 @@ bounded buffer, so it never blocks, whatever the network does.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import posixpath
 import threading
@@ -23,12 +24,13 @@ from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.ssh.buffer import ChunkBuffer
 from acceptmon.sources.ssh.connect import Connection, error_kind
 from acceptmon.sources.ssh.fetch import Candidates, RemoteFiles
-from acceptmon.sources.ssh.follow import Cursor, Follower
+from acceptmon.sources.ssh.follow import Cursor, Follower, Known
 from acceptmon.sources.ssh.names import glob_matches
 from acceptmon.sources.ssh.options import SSHSettings, resolve
-from acceptmon.sources.ssh.sftpfs import SFTPFS
 from acceptmon.sources.ssh.url import parse_ssh_url
 from acceptmon.sources.ssh.worker import DEFAULT_POOL, HostPool, HostWorker
+from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, Entry, files_of
+from acceptmon.sources.tail.fs import FileSystem
 
 log = logging.getLogger("acceptmon.sources.ssh")
 
@@ -60,8 +62,11 @@ class SSHSource:
         self._buffer = ChunkBuffer(self.settings.buffer_bytes)
         self._health = SourceEvents(name, log, host_up=False)
         self._lock = threading.Lock()
-        self._fps: OrderedDict[str, tuple[str, int, str]] = OrderedDict()
-        self._state: dict[str, dict[str, Any]] = {}
+        #: Per handed-out identity: the entry for its file as it was when last emitted from.
+        self._fps: OrderedDict[str, Entry] = OrderedDict()
+        self._state: dict[str, Entry] = {}
+        #: Per path: rotated files older than what it reads (``Follower.known``).
+        self._known: dict[str, Known] = {}
         self._followers: dict[str, Follower] = {}
         self._next_glob = 0.0
         self._worker: HostWorker | None = None
@@ -86,31 +91,28 @@ class SSHSource:
         if chunk.end is None:
             return
         with self._lock:
-            known = self._fps.get(chunk.end.identity)
-            if known is None:
+            emitted = self._fps.get(chunk.end.identity)
+            if emitted is None:
                 return
-            fp, fp_len, where = known
-            self._state[chunk.path] = {
-                "identity": chunk.end.identity,
-                "offset": chunk.end.offset,
-                "lineno": chunk.lineno + len(chunk.lines),
-                "fingerprint": fp,
-                "fp_len": fp_len,
-                "real": where,
-            }
+            lineno = chunk.lineno + len(chunk.lines)
+            self._state[chunk.path] = dataclasses.replace(emitted, offset=chunk.end.offset, lineno=lineno)
 
     def checkpoint(self) -> dict[str, Any]:
         with self._lock:
-            return {"url": self.target.url(), "files": {p: dict(e) for p, e in self._state.items()}}
+            files = {p: e.to_json() for p, e in self._state.items()}
+            known = {p: [list(k) for k in heads] for p, heads in self._known.items()}
+            doc = {"url": self.target.url(), "version": CHECKPOINT_VERSION, "files": files}
+            return doc | ({"known": known} if known else {})
 
     def restore(self, state: dict[str, Any]) -> None:
         """Resume from ``checkpoint()`` output; call before the first ``poll()``."""
-        files = state.get("files", {})
+        files = files_of(state, unversioned_ok=True) or {}
+        entries = {p: Entry.from_json(raw) for p, raw in files.items()}
         with self._lock:
-            self._state = {p: dict(e) for p, e in files.items()}
-            for path, follower in self._followers.items():
-                if path in self._state:
-                    follower.restore(self._state[path])
+            self._state = {p: e for p, e in entries.items() if e is not None}
+            self._known = _known_of(state.get("known"))
+            for follower in self._followers.values():
+                self._resume(follower)
 
     def health(self) -> SourceHealth:
         with self._lock:
@@ -130,7 +132,7 @@ class SSHSource:
 
     # -- HostClient (worker thread) --------------------------------------------------------
 
-    def work(self, fs: SFTPFS, alive: Callable[[], bool], conn: Connection | None = None) -> bool:
+    def work(self, fs: FileSystem, alive: Callable[[], bool], conn: Connection | None = None) -> bool:
         self._conn = conn
         if conn is not None:
             self.remote_files.fetch_zone(conn)
@@ -167,7 +169,7 @@ class SSHSource:
 
     def emit(self, path: str, lines: list[str], lineno: int, end: Position, cursor: Cursor) -> None:
         with self._lock:
-            self._fps[end.identity] = (cursor.fp, cursor.fp_len, cursor.where)
+            self._fps[end.identity] = cursor.entry()
             self._fps.move_to_end(end.identity)
             while len(self._fps) > _FP_MEMORY:
                 self._fps.popitem(last=False)
@@ -188,17 +190,27 @@ class SSHSource:
             self._health.truncated()
         log.debug("%s: %s", self.name, detail)
 
+    def known(self, path: str, heads: Known) -> None:
+        with self._lock:
+            self._known[path] = heads
+
     # -- files -----------------------------------------------------------------------------
 
     def _add(self, path: str) -> None:
         s = self.settings
         follower = Follower(path, self, self._clock, settle=s.settle, step_bytes=s.step_bytes)
         with self._lock:
-            if path in self._state:
-                follower.restore(self._state[path])
+            self._resume(follower)
             self._followers[path] = follower
 
-    def _expand(self, fs: SFTPFS) -> None:
+    def _resume(self, follower: Follower) -> None:
+        entry = self._state.get(follower.path)
+        if entry is not None:
+            follower.restore(entry)
+        if follower.path in self._known:
+            follower.known = self._known[follower.path]
+
+    def _expand(self, fs: FileSystem) -> None:
         """Follow new glob matches; drop vanished ones once nothing is left to read."""
         self._next_glob = self._clock.monotonic() + self.settings.glob_interval
         directory, pattern = posixpath.split(self.target.path)
@@ -216,4 +228,18 @@ class SSHSource:
                 with self._lock:
                     del self._followers[path]
                     self._state.pop(path, None)
+                    self._known.pop(path, None)
                 self._health.forget(path)
+
+
+def _known_of(raw: Any) -> dict[str, Known]:
+    """A checkpoint's ``known`` heads per path; what is malformed is left out."""
+    out: dict[str, Known] = {}
+    for path, heads in (raw if isinstance(raw, dict) else {}).items():
+        if isinstance(heads, list) and all(_is_head(h) for h in heads):
+            out[str(path)] = tuple((h[0], h[1]) for h in heads)
+    return out
+
+
+def _is_head(h: Any) -> bool:
+    return isinstance(h, list) and len(h) == 2 and isinstance(h[0], str) and type(h[1]) is int and h[1] > 0

@@ -10,21 +10,12 @@ pick up these siblings as logs of their own, or their lines would be read twice.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
 
 from acceptmon.sources.rotation import is_compressed, is_rotated_name
+from acceptmon.sources.tail.fs import DirEntry
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """A directory entry as SFTP ``listdir_attr`` reports it."""
-
-    name: str
-    size: int
-    mtime: int
-
-
-def _age_key(base: str, entry: Entry) -> tuple[int, int, str]:
+def _age_key(base: str, entry: DirEntry) -> tuple[int, int, str]:
     """Older first: by mtime, then ``.N`` descending (higher N is older), then name.
 
     A long all-digit suffix is a date or epoch stamp (``-20250601``), which
@@ -32,10 +23,10 @@ def _age_key(base: str, entry: Entry) -> tuple[int, int, str]:
     """
     suffix = entry.name[len(base) + 1 :]
     number = int(suffix) if suffix.isdigit() and len(suffix) <= 4 else 0
-    return (entry.mtime, -number, entry.name)
+    return (entry.mtime_ns, -number, entry.name)
 
 
-def siblings_oldest_first(base: str, entries: list[Entry]) -> list[Entry]:
+def siblings_oldest_first(base: str, entries: list[DirEntry]) -> list[DirEntry]:
     """The rotated, uncompressed siblings of ``base`` among ``entries``, oldest first."""
     found = [e for e in entries if e.name != base and is_rotated_name(base, e.name)]
     return sorted(found, key=lambda e: _age_key(base, e))

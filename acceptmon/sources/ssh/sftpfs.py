@@ -1,37 +1,24 @@
-"""What the follower needs of a remote filesystem, and that over a paramiko ``SFTPClient``.
+"""``FileSystem`` (``sources.tail.fs``) over a paramiko ``SFTPClient``.
 
 Reads go through an open handle, which on a POSIX server stays bound to the
 file it opened even if the path is renamed meanwhile; the follower relies on
-that to check a fingerprint and read data from the same file.
+that to check a fingerprint and read data from the same file. SFTP has no
+inode and whole-second mtimes: a file's identity is the ``HeadHash`` of its head.
 """
 
 from __future__ import annotations
 
 import stat as statmod
-from typing import Protocol
 
 import paramiko
 
-from acceptmon.sources.ssh.names import Entry
+from acceptmon.sources.rotation import FINGERPRINT_BYTES, fingerprint
+from acceptmon.sources.tail.fs import DirEntry, HeadHash, Stat
+
+_NS = 1_000_000_000
 
 
-class RemoteFile(Protocol):
-    def size(self) -> int: ...
-
-    def read_at(self, offset: int, n: int) -> bytes: ...
-
-    def close(self) -> None: ...
-
-
-class RemoteFS(Protocol):
-    def stat(self, path: str) -> Entry: ...
-
-    def listdir(self, path: str) -> list[Entry]: ...
-
-    def open(self, path: str) -> RemoteFile: ...
-
-
-class SFTPFile:
+class SFTPHandle:
     def __init__(self, handle: paramiko.SFTPFile) -> None:
         self._f = handle
 
@@ -44,6 +31,10 @@ class SFTPFile:
         self._f.seek(offset)
         return bytes(self._f.read(n))
 
+    def identity(self) -> HeadHash | None:
+        head = self.read_at(0, FINGERPRINT_BYTES)
+        return HeadHash.of(fingerprint(head)) if head else None
+
     def close(self) -> None:
         self._f.close()
 
@@ -52,19 +43,19 @@ class SFTPFS:
     def __init__(self, sftp: paramiko.SFTPClient) -> None:
         self._sftp = sftp
 
-    def stat(self, path: str) -> Entry:
+    def stat(self, path: str) -> Stat:
         st = self._sftp.stat(path)
-        return Entry(path.rsplit("/", 1)[-1], int(st.st_size or 0), int(st.st_mtime or 0))
+        return Stat(int(st.st_size or 0), int(st.st_mtime or 0) * _NS)
 
-    def listdir(self, path: str) -> list[Entry]:
+    def listdir(self, path: str) -> list[DirEntry]:
         return [
-            Entry(a.filename, int(a.st_size or 0), int(a.st_mtime or 0))
+            DirEntry(a.filename, int(a.st_size or 0), int(a.st_mtime or 0) * _NS)
             for a in self._sftp.listdir_attr(path or "/")
             if a.st_mode is None or statmod.S_ISREG(a.st_mode)
         ]
 
-    def open(self, path: str) -> SFTPFile:
-        return SFTPFile(self._sftp.open(path, "rb"))
+    def open(self, path: str) -> SFTPHandle:
+        return SFTPHandle(self._sftp.open(path, "rb"))
 
     def read_small(self, path: str, max_bytes: int) -> bytes | None:
         """The whole file if it has at most ``max_bytes``, else None."""

@@ -19,6 +19,7 @@ from acceptmon.sources.ssh.backoff import Backoff
 from acceptmon.sources.ssh.connect import ConnectError, Connection, connect, error_kind
 from acceptmon.sources.ssh.options import ConnParams, SSHSettings
 from acceptmon.sources.ssh.sftpfs import SFTPFS
+from acceptmon.sources.tail.fs import FileSystem
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ Connector = Callable[[ConnParams, float], Connection]
 class HostClient(Protocol):
     """What a source offers its host's worker (called on the worker thread)."""
 
-    def work(self, fs: SFTPFS, alive: Callable[[], bool], conn: Connection | None = None) -> bool:
+    def work(self, fs: FileSystem, alive: Callable[[], bool], conn: Connection | None = None) -> bool:
         """Bounded I/O for all its files; True if more is ready right away."""
         ...
 

@@ -290,7 +290,7 @@ class PathFollower:
         """This path's part of a checkpoint."""
         return {
             "done": self.done.to_json(),
-            "streams": [s.entry() for s in self.streams()],
+            "streams": [s.entry().to_json() for s in self.streams()],
         }
 
     def close(self) -> None:

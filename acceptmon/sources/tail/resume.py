@@ -12,50 +12,20 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
 from typing import Any
 
+from acceptmon.sources.tail.entry import Entry
 from acceptmon.sources.tail.follower import PathFollower
 from acceptmon.sources.tail.siblings import DoneFiles, find_content
-from acceptmon.sources.tail.stream import FileStream, Marks, identity_of, prefix_fingerprint
+from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
 
 log = logging.getLogger("acceptmon.sources")
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    identity: str
-    offset: int
-    lineno: int
-    fingerprint: str
-    fp_len: int
-    real: str
-    mtime_ns: int
-    marks: Marks = ()
-
-
-def parse_entry(raw: Any) -> Entry | None:
-    """A checkpoint entry, or None if it is malformed (never fatal)."""
-    try:
-        e = Entry(
-            str(raw["identity"]),
-            int(raw["offset"]),
-            int(raw["lineno"]),
-            str(raw["fingerprint"]),
-            int(raw["fp_len"]),
-            str(raw["real"]),
-            int(raw.get("mtime_ns", 0)),
-            tuple((int(n), str(h)) for n, h in raw.get("marks", [])),
-        )
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
-    return e if e.offset >= 0 and e.lineno >= 1 and e.fp_len >= 0 else None
 
 
 def resume(f: PathFollower, state: dict[str, Any]) -> None:
     """Rebuild ``f``'s streams from its checkpoint state (entries oldest first)."""
     raw = state.get("streams")
-    entries = [e for e in map(parse_entry, raw if isinstance(raw, list) else []) if e is not None]
+    entries = [e for e in map(Entry.from_json, raw if isinstance(raw, list) else []) if e is not None]
     f.done = DoneFiles.from_json(state.get("done"))
     f.registered = True
     fd = _open_quietly(f)
@@ -68,7 +38,7 @@ def resume(f: PathFollower, state: dict[str, Any]) -> None:
             fd = None
             continue
         s = _locate(f, e)
-        if s is None and f.read_past_copy(e.real, e.identity, e.fingerprint, e.fp_len, e.marks):
+        if s is None and f.read_past_copy(e.real, str(e.identity), e.fingerprint, e.fp_len, e.marks):
             continue
         if s is None:
             message = f"resume: lost the rest of {e.real} ({e.identity}) after offset {e.offset}"
@@ -92,14 +62,20 @@ def _open_quietly(f: PathFollower) -> int | None:
 
 def _is_at_path(e: Entry, fd: int) -> bool:
     st = os.fstat(fd)
-    if identity_of(st) != e.identity or st.st_size < e.offset:
+    if identity_of(st) != str(e.identity) or st.st_size < e.offset:
         return False
     return not e.fp_len or prefix_fingerprint(fd, e.fp_len) == e.fingerprint
 
 
 def _locate(f: PathFollower, e: Entry) -> FileStream | None:
     hit = find_content(
-        e.real, e.identity, e.fingerprint, e.fp_len, min_size=e.offset, opener=f.cfg.opener, known=e.marks
+        e.real,
+        str(e.identity),
+        e.fingerprint,
+        e.fp_len,
+        min_size=e.offset,
+        opener=f.cfg.opener,
+        known=e.marks,
     )
     if hit is None:
         return None

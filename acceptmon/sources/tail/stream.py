@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
 
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.lines import MAX_LINE_BYTES, LineSplitter
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, fingerprint
+from acceptmon.sources.tail.entry import Entry, Marks
+from acceptmon.sources.tail.fs import DevInode
 
 #: Opens a path read-only and returns a file descriptor (injectable for tests).
 Opener = Callable[[str], int]
-
-#: (length, fingerprint) of each whole-line prefix of a file's first bytes: a copy
-#: that copytruncate cut short of the fingerprint is still known by one of them.
-Marks = tuple[tuple[int, str], ...]
 
 #: What we know of a file's first bytes beyond its fingerprint: the bytes themselves
 #: while we follow it (memory only: log lines may hold secrets), else its ``Marks``.
@@ -44,7 +41,7 @@ def default_opener(path: str) -> int:
 
 
 def identity_of(st: os.stat_result) -> str:
-    return f"{st.st_dev}:{st.st_ino}"
+    return str(DevInode(st.st_dev, st.st_ino))
 
 
 def prefix_fingerprint(fd: int, length: int) -> str:
@@ -175,15 +172,16 @@ class FileStream:
             os.close(self.fd)
             self.fd = None
 
-    def entry(self) -> dict[str, Any]:
+    def entry(self) -> Entry:
         """Checkpoint entry: committed position plus what finds the file again."""
-        return {
-            "identity": self.identity,
-            "offset": self.committed,
-            "lineno": self.committed_lineno,
-            "fingerprint": self.fp,
-            "fp_len": self.fp_len,
-            "marks": [list(m) for m in line_marks(self.head)],
-            "real": self.real,
-            "mtime_ns": self.mtime_ns,
-        }
+        dev, _, ino = self.identity.partition(":")
+        return Entry(
+            DevInode(int(dev), int(ino)),
+            self.committed,
+            self.committed_lineno,
+            self.fp,
+            self.fp_len,
+            self.real,
+            self.mtime_ns,
+            line_marks(self.head),
+        )

@@ -1,79 +1,23 @@
-"""Follower over an in-memory SFTP-like filesystem: rotation, truncation, restore, back-pressure."""
+"""Follower over the in-memory SFTP-like filesystem (tests/support/fakefs.py): rotation, truncation, restore, back-pressure."""
 
 from __future__ import annotations
-
-import posixpath
-from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 
 from acceptmon.clock import ManualClock
 from acceptmon.model import Position
-from acceptmon.sources.ssh.follow import Cursor, Follower
-from acceptmon.sources.ssh.names import Entry
+from acceptmon.sources.ssh.follow import Cursor, Follower, Known
+from acceptmon.sources.tail.entry import Entry
+from acceptmon.sources.tail.fs import DirEntry
+from tests.support.fakefs import FakeFS, FakeHandle, Inode
 
 LOG = "/var/log/app.log"
-
-
-@dataclass
-class Inode:
-    data: bytearray = field(default_factory=bytearray)
-    mtime: int = 0
-
-
-class FakeFile:
-    """A handle stays bound to its inode across renames, as on a POSIX SFTP server."""
-
-    def __init__(self, inode: Inode) -> None:
-        self.inode = inode
-
-    def size(self) -> int:
-        return len(self.inode.data)
-
-    def read_at(self, offset: int, n: int) -> bytes:
-        return bytes(self.inode.data[offset : offset + n])
-
-    def close(self) -> None:
-        pass
-
-
-class FakeFS:
-    def __init__(self) -> None:
-        self.files: dict[str, Inode] = {}
-        self.now = 100
-
-    def append(self, path: str, *lines: str, end: str = "\n") -> None:
-        inode = self.files.setdefault(path, Inode())
-        inode.data += "".join(f"{line}{end}" for line in lines).encode()
-        inode.mtime = self.now
-
-    def rename(self, a: str, b: str) -> None:
-        self.files[b] = self.files.pop(a)
-
-    def copytruncate(self, a: str, b: str) -> None:
-        self.files[b] = Inode(bytearray(self.files[a].data), self.now)
-        self.files[a].data.clear()
-
-    def stat(self, path: str) -> Entry:
-        if path not in self.files:
-            raise FileNotFoundError(2, "No such file", path)
-        f = self.files[path]
-        return Entry(posixpath.basename(path), len(f.data), f.mtime)
-
-    def listdir(self, path: str) -> list[Entry]:
-        return [self.stat(p) for p in self.files if posixpath.dirname(p) == path]
-
-    def open(self, path: str) -> FakeFile:
-        if path not in self.files:
-            raise FileNotFoundError(2, "No such file", path)
-        return FakeFile(self.files[path])
 
 
 class Collector:
     def __init__(self, room: int = 1 << 30) -> None:
         self.lines: list[str] = []
-        self.ends: list[tuple[Position, dict[str, Any]]] = []
+        self.ends: list[tuple[Position, Entry]] = []
         self.notes: list[str] = []
         self.capacity = room
 
@@ -82,12 +26,13 @@ class Collector:
 
     def emit(self, path: str, lines: list[str], lineno: int, end: Position, cursor: Cursor) -> None:
         self.lines.extend(lines)
-        entry = {"identity": end.identity, "offset": end.offset, "lineno": lineno + len(lines)}
-        entry |= {"fingerprint": cursor.fp, "fp_len": cursor.fp_len, "real": cursor.where}
-        self.ends.append((end, entry))
+        self.ends.append((end, cursor.entry()))
 
     def note(self, event: str, detail: str) -> None:
         self.notes.append(event)
+
+    def known(self, path: str, heads: Known) -> None:
+        self.known_heads = heads
 
 
 @pytest.fixture
@@ -179,7 +124,7 @@ def test_same_size_replacement_is_caught_by_the_fingerprint(env) -> None:
     fs, sink, clock, f = env
     fs.append(LOG, "aaaa")
     settle(f, fs, clock)
-    fs.files[LOG] = Inode(bytearray(b"bbbb\ncccc\n"), fs.now + 1)
+    fs.files[LOG] = Inode(bytearray(b"bbbb\ncccc\n"), fs.now_ns + 10**9)
     settle(f, fs, clock)
     assert sink.lines == ["aaaa", "bbbb", "cccc"]
 
@@ -240,3 +185,153 @@ def test_resync_rereads_a_partial_line_after_reconnect(env) -> None:
     fs.append(LOG, "tial")
     settle(f, fs, clock)
     assert sink.lines == ["line 1", "partial"]
+
+
+# -- found by the model test (tests/unit/sources/test_local_model.py, target "sftp") ------
+
+
+def step_through_missing_path(f: Follower, fs: FakeFS, clock: ManualClock, rounds: int = 20) -> None:
+    """``settle``, counting a missing path as the source does (an error, not the end)."""
+    for _ in range(rounds):
+        try:
+            more = f.step(fs)
+        except FileNotFoundError:
+            more = False
+        if not more:
+            clock.advance(0.3)
+
+
+def test_file_rotated_through_the_path_before_we_read_it_is_read_but_older_ones_are_not(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(f"{LOG}.1", "history")
+    with pytest.raises(FileNotFoundError):
+        f.step(fs)  # nothing at the path yet: what is rotated now is history
+    fs.append(LOG, *nums(1, 2))
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 3")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 3)
+
+
+def test_newer_rotated_file_is_read_while_the_path_stays_gone(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1")
+    settle(f, fs, clock)
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 2")
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.rename(LOG, f"{LOG}.1")  # and no new file at the path
+    step_through_missing_path(f, fs, clock)
+    assert sink.lines == nums(1, 2)
+
+
+def test_same_size_rewrite_within_the_second_of_our_look_is_still_seen(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "aaaa")
+    settle(f, fs, clock, rounds=2)  # read it, then one look that finds nothing new
+    fs.now_ns += 100_000_000  # the same whole second as that look: the stat cannot tell
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "bbbb")
+    assert fs.stat(LOG) == fs.stat(f"{LOG}.1")
+    settle(f, fs, clock)
+    assert sink.lines == ["aaaa", "bbbb"]
+
+
+class UnlistableFS(FakeFS):
+    def listdir(self, path: str) -> list[DirEntry]:
+        raise PermissionError(13, "Permission denied", path)
+
+
+def test_a_log_in_a_directory_we_may_not_list_is_still_read() -> None:
+    fs, sink, clock = UnlistableFS(), Collector(), ManualClock()
+    f = Follower(LOG, sink, clock)
+    fs.append(LOG, *nums(1, 2))
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 2)
+
+
+class CountingFS(FakeFS):
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[str] = []
+
+    def open(self, path: str) -> FakeHandle:
+        self.opened.append(path)
+        return super().open(path)
+
+
+def test_history_is_opened_once_while_the_path_is_missing() -> None:
+    fs, sink, clock = CountingFS(), Collector(), ManualClock()
+    f = Follower(LOG, sink, clock)
+    fs.append(f"{LOG}.1", "history")
+    for _ in range(10):
+        with pytest.raises(FileNotFoundError):
+            f.step(fs)
+    assert fs.opened.count(f"{LOG}.1") <= 2
+    fs.append(LOG, "line 1")
+    settle(f, fs, clock)
+    assert sink.lines == ["line 1"]
+
+
+def test_after_an_in_place_truncation_files_rotated_since_are_read(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1")
+    settle(f, fs, clock)
+    fs.now_ns += 10**9  # as the follower's clock moved on
+    fs.create(f"{LOG}.1")  # copytruncate's copy, cut before it copied anything ...
+    fs.truncate(LOG)  # ... so "line 1" is in no file now
+    fs.append(LOG, "line 2")
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 3")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 3)
+
+
+def test_after_reading_past_the_end_of_a_copy_newer_rotated_files_are_read(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1")
+    fs.create(f"{LOG}.1", fs.read(LOG))  # copytruncate's copy ...
+    fs.append(LOG, "lost 1")  # ... the writer goes on ...
+    settle(f, fs, clock)
+    fs.truncate(LOG)  # ... the truncate: "lost 1" is in no file now
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.append(LOG, "line 2")
+    fs.rename(LOG, f"{LOG}.1")
+    fs.append(LOG, "line 3")
+    settle(f, fs, clock)
+    assert sink.lines == ["line 1", "lost 1", "line 2", "line 3"]
+
+
+def test_a_copy_cut_short_of_the_fingerprint_is_still_our_file() -> None:
+    fs, sink, clock = FakeFS(), Collector(), ManualClock()
+    f = Follower(LOG, sink, clock, step_bytes=16)
+    fs.append(LOG, *nums(10, 30))
+    f.step(fs)  # adopts the file
+    f.step(fs)  # a few lines read, but the fingerprint covers the whole head
+    assert 0 < len(sink.lines) < 5
+    copied = fs.read(LOG)[:100]  # copytruncate's copy ends here (the writer kept writing) ...
+    fs.create(f"{LOG}.1", copied)
+    fs.truncate(LOG)  # ... and the rest is in no file now
+    fs.now_ns += 10**9
+    fs.append(LOG, "line 99")
+    settle(f, fs, clock)
+    whole = copied.decode().split("\n")[:-1]
+    assert sink.lines[: len(whole)] == whole
+    assert sink.lines[-1] == "line 99"
+
+
+def test_a_finished_file_that_vanishes_is_reported_once_then_newer_files_are_read(env) -> None:
+    fs, sink, clock, f = env
+    fs.append(LOG, "line 1")
+    settle(f, fs, clock)
+    fs.rename(LOG, f"{LOG}.1")  # rotated, and no new file yet
+    step_through_missing_path(f, fs, clock)
+    fs.delete(f"{LOG}.1")  # compressed away after we finished it
+    fs.append(f"{LOG}.2.gz", "compressed")
+    step_through_missing_path(f, fs, clock)
+    fs.append(LOG, "line 2")
+    settle(f, fs, clock)
+    assert sink.lines == nums(1, 2)
+    assert sink.notes.count("lost") == 1

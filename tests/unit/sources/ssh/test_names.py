@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from acceptmon.sources.ssh.names import Entry, glob_matches, siblings_oldest_first
+from acceptmon.sources.ssh.names import glob_matches, siblings_oldest_first
+from acceptmon.sources.tail.fs import DirEntry
 
 
 def test_siblings_oldest_first_with_same_second_mtimes() -> None:
     entries = [
-        Entry("app.log", 10, 200),
-        Entry("app.log.1", 10, 150),
-        Entry("app.log.2", 10, 150),
-        Entry("app.log.10", 10, 150),
-        Entry("app.log.3.gz", 10, 100),
-        Entry("other.log.1", 10, 100),
+        DirEntry("app.log", 10, 200),
+        DirEntry("app.log.1", 10, 150),
+        DirEntry("app.log.2", 10, 150),
+        DirEntry("app.log.10", 10, 150),
+        DirEntry("app.log.3.gz", 10, 100),
+        DirEntry("other.log.1", 10, 100),
     ]
     names = [e.name for e in siblings_oldest_first("app.log", entries)]
     assert names == ["app.log.10", "app.log.2", "app.log.1"]
@@ -20,9 +21,9 @@ def test_siblings_oldest_first_with_same_second_mtimes() -> None:
 
 def test_date_suffixes_sort_by_mtime_then_name() -> None:
     entries = [
-        Entry("app.log-20250602", 1, 50),
-        Entry("app.log-20250601", 1, 50),
-        Entry("app.log-20250530", 1, 10),
+        DirEntry("app.log-20250602", 1, 50),
+        DirEntry("app.log-20250601", 1, 50),
+        DirEntry("app.log-20250530", 1, 10),
     ]
     names = [e.name for e in siblings_oldest_first("app.log", entries)]
     assert names == ["app.log-20250530", "app.log-20250601", "app.log-20250602"]

@@ -7,7 +7,8 @@ from typing import Any
 from acceptmon.clock import ManualClock
 from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh.options import SSHSettings
-from tests.unit.sources.ssh.test_follow import LOG, FakeFS
+from tests.support.fakefs import FakeFS
+from tests.unit.sources.ssh.test_follow import LOG
 
 
 class FakeWorker:
@@ -104,3 +105,21 @@ def test_glob_adds_new_files_and_drops_vanished_idle_ones() -> None:
     clock.advance(2)
     drive(src, fs, clock)
     assert src.health().open_files == 1
+
+
+def test_rotated_files_known_before_a_first_line_stay_history_across_a_restart() -> None:
+    """Found by the model test: with nothing committed yet, a restart must not take a file
+    rotated through the path meanwhile for history (nor the old history for news)."""
+    fs = FakeFS()
+    src, _, clock = make()
+    fs.append(f"{LOG}.1", "history")
+    assert drive(src, fs, clock) == []
+    state = src.checkpoint()
+    assert state["known"][LOG] and "files" in state and not state["files"]
+    fs.append(LOG, "a")
+    fs.rename(f"{LOG}.1", f"{LOG}.2")
+    fs.rename(LOG, f"{LOG}.1")
+    again, _, clock2 = make()
+    again.restore(state)
+    assert drive(again, fs, clock2) == ["a"]
+    assert again.checkpoint()["files"][LOG]["offset"] == 2

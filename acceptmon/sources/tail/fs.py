@@ -1,0 +1,102 @@
+"""The little a follower needs of a filesystem, and the one typed file identity.
+
+Following a path across rotation needs only: stat a path, list a directory,
+open a file and read it at an offset through a handle that stays bound to the
+file it opened if its name changes (true of local files and of a POSIX
+sftp-server). What differs is identity: locally a file is its ``DevInode``;
+SFTP has no inode, so a file is known by the ``HeadHash`` of its first bytes.
+Both render to the strings checkpoints and ``Position.identity`` have always
+carried (``dev:ino``, ``sftp:<16 hex>``), so old checkpoints stay readable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+_HEX = frozenset("0123456789abcdef")
+
+
+@dataclass(frozen=True, slots=True)
+class DevInode:
+    """A local file: survives renames, not copies."""
+
+    dev: int
+    ino: int
+
+    def __str__(self) -> str:
+        return f"{self.dev}:{self.ino}"
+
+
+@dataclass(frozen=True, slots=True)
+class HeadHash:
+    """A file where the transport has no inode: the fingerprint of its first bytes at first sight."""
+
+    digest: str
+
+    @classmethod
+    def of(cls, fingerprint: str) -> HeadHash:
+        """The identity of a file whose head hashes to ``fingerprint`` (16 hex digits kept)."""
+        return cls(fingerprint[:16])
+
+    def __str__(self) -> str:
+        return f"sftp:{self.digest}"
+
+
+FileId = DevInode | HeadHash
+
+
+def parse_file_id(text: str) -> FileId | None:
+    """The identity ``str()`` wrote, or None if ``text`` is not one."""
+    if text.startswith("sftp:"):
+        digest = text[5:]
+        return HeadHash(digest) if digest and set(digest) <= _HEX else None
+    dev, sep, ino = text.partition(":")
+    if sep and dev.isdigit() and ino.isdigit():
+        return DevInode(int(dev), int(ino))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Stat:
+    """One look at a path: what tells a grown file from an untouched one."""
+
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class DirEntry:
+    """A regular file in a listing, with what one stat of it said."""
+
+    name: str
+    size: int
+    mtime_ns: int
+
+
+class Handle(Protocol):
+    """An open file: its size and bytes are the file's, whatever its name is now."""
+
+    def size(self) -> int: ...
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        """Up to ``n`` bytes from ``offset`` (fewer at end of file)."""
+        ...
+
+    def identity(self) -> FileId | None:
+        """``DevInode`` locally; without inodes the ``HeadHash`` of its head now (None if empty)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class FileSystem(Protocol):
+    """Raises ``FileNotFoundError``/``PermissionError`` as ``os`` does; anything else is the transport's."""
+
+    def stat(self, path: str) -> Stat: ...
+
+    def listdir(self, path: str) -> list[DirEntry]:
+        """The regular files in directory ``path``."""
+        ...
+
+    def open(self, path: str) -> Handle: ...
