@@ -14,6 +14,7 @@ Read-only by convention: consumers never change a batch or its columns.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -72,7 +73,7 @@ class DecodeBatch:
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
         self._stamp, self._epochs, self._parse = stamp, epochs, parse
-        self._cols: dict[str, Any] = {} if lens is None else {"lens": lens}
+        self._cols: dict[object, Any] = {} if lens is None else {"lens": lens}
 
     def _col(self, slot: int) -> list[str] | None:
         i = self._order[slot]
@@ -93,7 +94,7 @@ class DecodeBatch:
         m = self._layout.full.search(self._decode[i])
         return m.groups("") if m is not None else self._full_rows()[i]
 
-    def _memo(self, name: str, make: Callable[[], Any]) -> Any:
+    def _memo(self, name: object, make: Callable[[], Any]) -> Any:
         try:
             return self._cols[name]
         except KeyError:
@@ -129,6 +130,20 @@ class DecodeBatch:
             return [int(v) if v else 0 for v in col]
 
         return self._memo("repeated", make)  # type: ignore[no-any-return]
+
+    def strata(self, edges: tuple[int, ...]) -> tuple[list[int], list[int]]:
+        """Each line's load bucket (``bisect_right(edges, running)``) and accept len in
+        hundredths (``round(len * 100)``), as ``detect.series.load_bucket`` and ``centi``
+        give them: worked out once per distinct value (a batch holds few), and once per
+        batch for the detector and the run table alike."""
+
+        def make() -> tuple[list[int], list[int]]:
+            lens = self.lens or []
+            bucket_of = {r: bisect_right(edges, r) for r in set(self.running)}
+            centi_of = {v: round(v * 100) for v in set(lens)}
+            return list(map(bucket_of.__getitem__, self.running)), list(map(centi_of.__getitem__, lens))
+
+        return self._memo(("strata", edges), make)  # type: ignore[no-any-return]
 
     def values(self, i: int) -> DecodeValues:
         """Line ``i`` as the store's ``DecodeValues`` (running, queue, throughput, usage,
