@@ -18,7 +18,8 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from operator import itemgetter
+from itertools import repeat
+from operator import getitem, itemgetter
 from typing import Any
 
 from acceptmon.model import DecodeSample, Ranks, Record, SpecSettings
@@ -174,7 +175,11 @@ class DecodeBatch:
         return None if j is None else self._full(self.n - 1)[j - 1]
 
     def _prefixes(self) -> list[str]:
-        return self._memo("prefixes", lambda: [t[: t.rfind(DECODE)] for t in self._decode])  # type: ignore[no-any-return]
+        """Each Decode line up to its marker (``t[: t.rfind(DECODE)]``, mapped at C speed)."""
+        decode = self._decode
+        return self._memo(  # type: ignore[no-any-return]
+            "prefixes", lambda: list(map(getitem, decode, map(slice, map(str.rfind, decode, repeat(DECODE)))))
+        )
 
     @property
     def stamps(self) -> list[Stamp]:
