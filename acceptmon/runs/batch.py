@@ -104,11 +104,11 @@ class DecodeBatch:
 
     @property
     def running(self) -> list[int]:
-        return self._memo("running", lambda: list(map(int, self._col(0) or ())))  # type: ignore[no-any-return]
+        return self._memo("running", lambda: ints(self._col(0) or []))  # type: ignore[no-any-return]
 
     @property
     def queue(self) -> list[int]:
-        return self._memo("queue", lambda: list(map(int, self._col(1) or ())))  # type: ignore[no-any-return]
+        return self._memo("queue", lambda: ints(self._col(1) or []))  # type: ignore[no-any-return]
 
     @property
     def throughput(self) -> list[float]:
@@ -226,7 +226,19 @@ class DecodeBatch:
 
 
 def _floats(col: list[str] | None) -> list[float] | None:
-    return None if col is None else list(map(float, col))
+    return None if col is None else floats(col)
+
+
+def floats(col: list[str]) -> list[float]:
+    """``float`` of each, converted once per distinct text (a column holds few)."""
+    table = {text: float(text) for text in set(col)}
+    return list(map(table.__getitem__, col))
+
+
+def ints(col: list[str]) -> list[int]:
+    """``int`` of each, converted once per distinct text (a column holds few)."""
+    table = {text: int(text) for text in set(col)}
+    return list(map(table.__getitem__, col))
 
 
 def _with_rate(record: DecodeSample, rate: float) -> DecodeSample:
