@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
+from operator import itemgetter
 
 from acceptmon.model import DecodeSample, SpecSample
 from acceptmon.runs.rate import accept_rate
@@ -26,6 +27,10 @@ _BULK = 64
 
 #: The bucket of intervals whose load is unknown (vLLM spec lines).
 UNKNOWN_LOAD = -1
+
+#: The (bucket, value) and the time of a window entry (time, bucket, value), taken at C speed.
+_PAIR = itemgetter(1, 2)
+_TIME = itemgetter(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +222,7 @@ class Sliding(Hists):
         max_age = self._max_age
         assert max_age is not None
         old = len(items)
-        times = [t for t, _, _ in items]
+        times = list(map(_TIME, items))
         times += ats
         lo = 0  # the window is times[lo : old + k] before the k-th new interval is added
         for k, at in enumerate(ats):
@@ -230,7 +235,7 @@ class Sliding(Hists):
         gone = min(lo, old)
         first = lo - gone  # new intervals evicted within the batch never reach the histograms
         strata = self.strata
-        for (bucket, value), c in Counter((b, v) for _, b, v in islice(items, gone)).items():
+        for (bucket, value), c in Counter(map(_PAIR, islice(items, gone))).items():
             h = strata[bucket]
             left = h[value] - c
             if left:
