@@ -41,7 +41,7 @@ def _oneshot(args: argparse.Namespace) -> int:
     if tz is None:
         return 2
     from acceptmon.runs import RunTracker
-    from acceptmon.runsview.read import draft_reader
+    from acceptmon.runs.draft_config import draft_reader
 
     # The draft config.json is part of each run's snapshot, as in the agent.
     tracker = RunTracker(draft_reader=draft_reader(args.draft_config or [], {}))

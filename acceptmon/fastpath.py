@@ -28,7 +28,7 @@ from acceptmon.model import Chunk, DecodeSample, PrefillSample
 from acceptmon.parse.line import ENTRY
 from acceptmon.parse.markers import EVENT_MARKERS, EVENTS, REQUEST, REQUEST_MARKERS
 from acceptmon.parse.sglang import DECODE, PREFILL, WINDOW
-from acceptmon.runs.batch import DecodeBatch
+from acceptmon.runs.batch import DecodeBatch, floats
 
 if TYPE_CHECKING:
     from acceptmon.metrics.store import Store
@@ -208,7 +208,9 @@ def _found(block: str) -> Iterator[int]:
 
 
 def _marked(text: str) -> bool:
-    return DECODE in text or PREFILL in text or EVENTS.search(text) is not None
+    """Whether the text holds a batch or event marker (substring searches: several times
+    faster than the ``EVENTS`` alternation over the same text, with the same answer)."""
+    return DECODE in text or PREFILL in text or _holds([text], EVENT_MARKERS)
 
 
 def _continuation(pipeline: Pipeline, parser: LineParser, chunk: Chunk, start: int) -> int:
@@ -233,7 +235,7 @@ def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None
 
 
 def _lens(rows: list[tuple[str, ...]], col: int | None) -> list[float] | None:
-    return None if col is None else list(map(float, map(itemgetter(col - 1), rows)))
+    return None if col is None else floats(list(map(itemgetter(col - 1), rows)))
 
 
 def _in_range(lens: list[float] | None, bounds: tuple[float, float] | None) -> bool:

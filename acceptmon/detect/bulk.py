@@ -89,7 +89,7 @@ def observe_batch(state: SourceState, batch: DecodeBatch) -> bool:
     if used:
         if every and first == 0:  # every line counts: the columns as they are
             values, ats = lens, epochs
-            buckets, centis = _strata(cfg.load_buckets, running, lens)
+            buckets, centis = batch.strata(cfg.load_buckets)  # the run table's too
         else:
             values, ats = [lens[i] for i in used], [epochs[i] for i in used]
             buckets, centis = _strata(cfg.load_buckets, [running[i] for i in used], values)

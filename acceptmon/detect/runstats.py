@@ -7,10 +7,11 @@ is the detector's comparison on exactly the intervals the table counts.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import reduce
+from operator import add, mul
 from typing import Any
 
 from acceptmon.detect.config import DetectConfig
@@ -121,23 +122,24 @@ class RunTable:
         stats = self.runs.setdefault(run.source, {}).get(run.run_id)
         if stats is None:
             stats = self.runs[run.source][run.run_id] = RunStats(run)
-        edges, slots, running = self._edges, batch.settings.slots, batch.running
+        slots, running = batch.settings.slots, batch.running
         # Counted per distinct (load bucket, accept len) pair: a batch holds few of them.
-        cells = Counter(zip((bisect_right(edges, r) for r in running), map(centi, lens), strict=True))
+        cells = Counter(zip(*batch.strata(self._edges), strict=True))
         strata, hists = stats.hists.strata, stats.hists
         for (bucket, value), n in cells.items():
             h = strata.setdefault(bucket, {})
             h[value] = h.get(value, 0) + n
         hists.n += len(lens)
         if slots:
-            # runs.rate.accept_rate inlined, added line by line as the record path does (so any
-            # chunking gives the same float sums): this runs once per line.
-            tokens, rate_tokens = stats.tokens, stats.rate_tokens
-            for r, a in zip(running, lens, strict=True):
-                w = float(r or 1)
-                tokens += w
-                rate_tokens += w * round(min(1.0, max(0.0, (a - 1.0) / slots)), 4)
-            stats.tokens, stats.rate_tokens = tokens, rate_tokens
+            # runs.rate.accept_rate once per distinct length (a batch holds few), the weighted
+            # rates added line by line from the running sums as the record path adds them (so
+            # any chunking gives the same float sums): ``reduce`` folds left to right.
+            rate_of = {a: round(min(1.0, max(0.0, (a - 1.0) / slots)), 4) for a in set(lens)}
+            weights = list(map(float, running)) if min(running) > 0 else [float(r or 1) for r in running]
+            stats.tokens = reduce(add, weights, stats.tokens)
+            stats.rate_tokens = reduce(
+                add, map(mul, weights, map(rate_of.__getitem__, lens)), stats.rate_tokens
+            )
         stats.recent.extend(lens[-RECENT:])
         stats.last_ts = batch.stamp(batch.n - 1)[0] or stats.last_ts
 

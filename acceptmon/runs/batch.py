@@ -14,10 +14,12 @@ Read-only by convention: consumers never change a batch or its columns.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from operator import itemgetter
+from itertools import repeat
+from operator import getitem, itemgetter
 from typing import Any
 
 from acceptmon.model import DecodeSample, Ranks, Record, SpecSettings
@@ -72,7 +74,7 @@ class DecodeBatch:
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
         self._stamp, self._epochs, self._parse = stamp, epochs, parse
-        self._cols: dict[str, Any] = {} if lens is None else {"lens": lens}
+        self._cols: dict[object, Any] = {} if lens is None else {"lens": lens}
 
     def _col(self, slot: int) -> list[str] | None:
         i = self._order[slot]
@@ -93,7 +95,7 @@ class DecodeBatch:
         m = self._layout.full.search(self._decode[i])
         return m.groups("") if m is not None else self._full_rows()[i]
 
-    def _memo(self, name: str, make: Callable[[], Any]) -> Any:
+    def _memo(self, name: object, make: Callable[[], Any]) -> Any:
         try:
             return self._cols[name]
         except KeyError:
@@ -102,11 +104,11 @@ class DecodeBatch:
 
     @property
     def running(self) -> list[int]:
-        return self._memo("running", lambda: list(map(int, self._col(0) or ())))  # type: ignore[no-any-return]
+        return self._memo("running", lambda: ints(self._col(0) or []))  # type: ignore[no-any-return]
 
     @property
     def queue(self) -> list[int]:
-        return self._memo("queue", lambda: list(map(int, self._col(1) or ())))  # type: ignore[no-any-return]
+        return self._memo("queue", lambda: ints(self._col(1) or []))  # type: ignore[no-any-return]
 
     @property
     def throughput(self) -> list[float]:
@@ -129,6 +131,20 @@ class DecodeBatch:
             return [int(v) if v else 0 for v in col]
 
         return self._memo("repeated", make)  # type: ignore[no-any-return]
+
+    def strata(self, edges: tuple[int, ...]) -> tuple[list[int], list[int]]:
+        """Each line's load bucket (``bisect_right(edges, running)``) and accept len in
+        hundredths (``round(len * 100)``), as ``detect.series.load_bucket`` and ``centi``
+        give them: worked out once per distinct value (a batch holds few), and once per
+        batch for the detector and the run table alike."""
+
+        def make() -> tuple[list[int], list[int]]:
+            lens = self.lens or []
+            bucket_of = {r: bisect_right(edges, r) for r in set(self.running)}
+            centi_of = {v: round(v * 100) for v in set(lens)}
+            return list(map(bucket_of.__getitem__, self.running)), list(map(centi_of.__getitem__, lens))
+
+        return self._memo(("strata", edges), make)  # type: ignore[no-any-return]
 
     def values(self, i: int) -> DecodeValues:
         """Line ``i`` as the store's ``DecodeValues`` (running, queue, throughput, usage,
@@ -159,7 +175,11 @@ class DecodeBatch:
         return None if j is None else self._full(self.n - 1)[j - 1]
 
     def _prefixes(self) -> list[str]:
-        return self._memo("prefixes", lambda: [t[: t.rfind(DECODE)] for t in self._decode])  # type: ignore[no-any-return]
+        """Each Decode line up to its marker (``t[: t.rfind(DECODE)]``, mapped at C speed)."""
+        decode = self._decode
+        return self._memo(  # type: ignore[no-any-return]
+            "prefixes", lambda: list(map(getitem, decode, map(slice, map(str.rfind, decode, repeat(DECODE)))))
+        )
 
     @property
     def stamps(self) -> list[Stamp]:
@@ -206,7 +226,19 @@ class DecodeBatch:
 
 
 def _floats(col: list[str] | None) -> list[float] | None:
-    return None if col is None else list(map(float, col))
+    return None if col is None else floats(col)
+
+
+def floats(col: list[str]) -> list[float]:
+    """``float`` of each, converted once per distinct text (a column holds few)."""
+    table = {text: float(text) for text in set(col)}
+    return list(map(table.__getitem__, col))
+
+
+def ints(col: list[str]) -> list[int]:
+    """``int`` of each, converted once per distinct text (a column holds few)."""
+    table = {text: int(text) for text in set(col)}
+    return list(map(table.__getitem__, col))
 
 
 def _with_rate(record: DecodeSample, rate: float) -> DecodeSample:

@@ -18,7 +18,12 @@ from typing import Any
 
 from acceptmon.redact import redact_text
 
+#: Callable[[source, draft path], config or None], as ``acceptmon.runs.DraftReader``.
+DraftReader = Callable[[str, str], "dict[str, Any] | None"]
+
 log = logging.getLogger("acceptmon.runs.draft_config")
+#: The logger ``draft_reader`` has always warned on (it lived in ``runsview.read``).
+_runs_log = logging.getLogger("acceptmon.runs")
 
 MAX_CONFIG_BYTES = 1 << 20
 
@@ -89,3 +94,34 @@ def parse_config(data: bytes, path: str) -> dict[str, Any] | None:
         )
         return None
     return parsed if isinstance(parsed, dict) else None
+
+
+def draft_reader(saved: list[str], readers: dict[str, FileReader]) -> DraftReader:
+    """The draft config.json of each run: saved copies (the i-th for the i-th start, the
+    last one for every later start), or where server_args says it lives (on the log's own
+    host: ``readers`` maps a remote source to its file reader).
+
+    Here rather than in ``runsview.read`` so that ``acceptmon oneshot`` need not import
+    the runs view (the detector, paramiko) to start."""
+    if saved:
+        starts = [0]
+
+        def copy(_source: str, _path: str) -> dict[str, Any] | None:
+            starts[0] += 1
+            return read_draft_config(saved[min(starts[0], len(saved)) - 1])
+
+        return copy
+    missing: set[str] = set()
+
+    def find(source: str, path: str) -> dict[str, Any] | None:
+        found = read_draft_config(path, readers.get(source, read_local))
+        if found is None and path not in missing:
+            missing.add(path)
+            _runs_log.warning(
+                "draft model %s: no config.json here; changes inside it cannot be seen "
+                "(--draft-config points at a saved copy)",
+                redact_text(path),
+            )
+        return found
+
+    return find

@@ -2,47 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 from datetime import tzinfo
-from typing import Any
 
 from acceptmon.detect.runstats import RunTable
 from acceptmon.oneshot import mtime_hint, read_chunks
 from acceptmon.pipeline import Pipeline
-from acceptmon.redact import redact_text
-from acceptmon.runs import DraftReader, RunTracker
-from acceptmon.runs.draft_config import FileReader, read_draft_config, read_local
+from acceptmon.runs import RunTracker
+from acceptmon.runs.draft_config import FileReader, draft_reader
 from acceptmon.runsview.inputs import Log, Opener, open_log_file
-
-log = logging.getLogger("acceptmon.runs")
-
-
-def draft_reader(saved: list[str], readers: dict[str, FileReader]) -> DraftReader:
-    """The draft config.json of each run: saved copies (the i-th for the i-th start, the
-    last one for every later start), or where server_args says it lives (on the log's own
-    host: ``readers`` maps a remote source to its file reader)."""
-    if saved:
-        starts = [0]
-
-        def copy(_source: str, _path: str) -> dict[str, Any] | None:
-            starts[0] += 1
-            return read_draft_config(saved[min(starts[0], len(saved)) - 1])
-
-        return copy
-    missing: set[str] = set()
-
-    def find(source: str, path: str) -> dict[str, Any] | None:
-        found = read_draft_config(path, readers.get(source, read_local))
-        if found is None and path not in missing:
-            missing.add(path)
-            log.warning(
-                "draft model %s: no config.json here; changes inside it cannot be seen "
-                "(--draft-config points at a saved copy)",
-                redact_text(path),
-            )
-        return found
-
-    return find
 
 
 def new_pipeline(
