@@ -17,10 +17,14 @@ from typing import Any
 from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
 from acceptmon.sources.tail.context import FollowConfig
-from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content
+from acceptmon.sources.tail.entry import Entry
+from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content, holds
 from acceptmon.sources.tail.stream import FileStream, Known, identity_of, prefix_fingerprint
 
 log = logging.getLogger("acceptmon.sources")
+
+#: Unfound checkpoint entries still recognised after they were reported lost.
+MAX_UNFOUND = 16
 
 
 class PathFollower:
@@ -45,6 +49,12 @@ class PathFollower:
         self.start_at_end = start_at_end
         self.matched = True
         self.done = DoneFiles()
+        #: Checkpointed files resume did not find: a listing raced with logrotate's
+        #: renames, or a copy was still being filled. Found later, they go on from
+        #: their offset (read whole, they would count twice). Looked for at every
+        #: look for ``rotate_wait``, then reported lost (and still claimed if seen).
+        self.unfound: list[Entry] = []
+        self.unfound_since: float | None = None
         self.registered = False
         self._dir_mtime = 0
 
@@ -63,6 +73,8 @@ class PathFollower:
         """Stat the path once and react to what happened since the last look."""
         if not self.matched:
             return
+        if self.unfound_since is not None:
+            self.catch_up()
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -208,11 +220,42 @@ class PathFollower:
             if s.fd is not None and s.fp_len < FINGERPRINT_BYTES:
                 s.refresh_fingerprint()  # a short fingerprint would mistake a new file for a copy
         now = self.cfg.clock.monotonic()
+        waiting = False
         for fd, path, mtime_ns in self.done.unseen(real, self.streams(), self.cfg.opener):
-            new = FileStream(fd, real, max_line=self.cfg.max_line)
+            e, short = self._claim(fd)
+            if short:
+                os.close(fd)  # an unfound file's copy still being filled: not yet, and never whole
+                waiting = True
+                continue
+            if e is None:
+                new = FileStream(fd, real, max_line=self.cfg.max_line)
+                log.info("%s: %s: reading %s, rotated before we saw it", self.cfg.source, self.path, path)
+            else:
+                new = FileStream(fd, e.real, e.offset, e.lineno, max_line=self.cfg.max_line)
+                log.info("%s: resuming %s in %s at offset %d", self.cfg.source, self.path, path, e.offset)
             new.idle_since = now
             self.detached.insert(self._slot(mtime_ns), new)
-            log.info("%s: %s: reading %s, rotated before we saw it", self.cfg.source, self.path, path)
+        since = self.unfound_since
+        if since is not None and self.done.settled and not waiting and now - since >= self.cfg.rotate_wait:
+            for e in self.unfound:
+                message = f"resume: lost the rest of {e.real} ({e.identity}) after offset {e.offset}"
+                self.events.error("resume_lost", message)
+            self.unfound_since = None
+            del self.unfound[:-MAX_UNFOUND]
+
+    def _claim(self, fd: int) -> tuple[Entry | None, bool]:
+        """The unfound checkpoint entry whose file ``fd`` is (it is then found), and
+        whether ``fd`` starts like one but is shorter than its offset (a copy being filled)."""
+        short = False
+        for e in self.unfound:
+            try:
+                if holds(fd, str(e.identity), e.fingerprint, e.fp_len, e.offset, e.marks):
+                    self.unfound.remove(e)
+                    return e, False
+                short = short or (e.fp_len > 0 and holds(fd, "", e.fingerprint, e.fp_len, 0, e.marks))
+            except OSError:
+                continue
+        return None, short
 
     def _slot(self, mtime_ns: int) -> int:
         """Where a file last written at ``mtime_ns`` goes among the files to drain.
@@ -288,9 +331,12 @@ class PathFollower:
 
     def state(self) -> dict[str, Any]:
         """This path's part of a checkpoint."""
+        # Files resume is still looking for come first (they are the oldest): a restart
+        # now must look for them again rather than take them for unread when seen.
+        waiting = self.unfound if self.unfound_since is not None else []
         return {
             "done": self.done.to_json(),
-            "streams": [s.entry().to_json() for s in self.streams()],
+            "streams": [e.to_json() for e in waiting] + [s.entry().to_json() for s in self.streams()],
         }
 
     def close(self) -> None:

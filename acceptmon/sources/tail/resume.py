@@ -41,8 +41,9 @@ def resume(f: PathFollower, state: dict[str, Any]) -> None:
         if s is None and f.read_past_copy(e.real, str(e.identity), e.fingerprint, e.fp_len, e.marks):
             continue
         if s is None:
-            message = f"resume: lost the rest of {e.real} ({e.identity}) after offset {e.offset}"
-            f.events.error("resume_lost", message)
+            log.info("%s: resume: %s (%s) not found yet; looking again", f.cfg.source, e.real, e.identity)
+            f.unfound.append(e)
+            f.unfound_since = now
             continue
         s.idle_since = now
         f.detached.append(s)
@@ -50,6 +51,8 @@ def resume(f: PathFollower, state: dict[str, Any]) -> None:
         # Adopt first so that a copy of this file's content (copytruncate
         # between copy and truncate) is known as its copy, not read twice.
         f.adopt(fd)
+        f.catch_up()
+    elif f.unfound:
         f.catch_up()
 
 

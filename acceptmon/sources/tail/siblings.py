@@ -143,6 +143,8 @@ class DoneFiles:
 
     def __init__(self, entries: dict[str, tuple[str, int]] | None = None) -> None:
         self.entries = dict(entries or {})
+        #: Whether the last ``unseen`` listed the directory twice alike.
+        self.settled = True
 
     def add(self, identity: str, fp: str, fp_len: int) -> None:
         self.entries[identity] = (fp, fp_len)
@@ -183,6 +185,7 @@ class DoneFiles:
                 os.close(fd)
                 continue
             out.append((fd, path, st.st_mtime_ns))
+        self.settled = settled
         if settled:  # forget only what a settled listing shows gone
             self.entries = {k: v for k, v in self.entries.items() if k in present or k in known}
         return out
@@ -226,6 +229,16 @@ def _copy_under_way(fd: int, size: int, followed: list[FileStream]) -> bool:
         except OSError:
             continue
     return False
+
+
+def holds(fd: int, identity: str, fp: str, fp_len: int, min_size: int, known: Known = ()) -> bool:
+    """Whether the open file holds this content, by ``find_content``'s rule."""
+    st = os.fstat(fd)
+    if st.st_size < min_size:
+        return False
+    if not fp_len:
+        return identity_of(st) == identity
+    return _starts_with(fd, fp, fp_len) or _is_known(fd, st.st_size, known)
 
 
 def _starts_with(fd: int, fp: str, fp_len: int) -> bool:

@@ -309,3 +309,61 @@ def test_restore_ignores_garbage(tmp_path: Path) -> None:
     src = make(log)
     src.restore({"version": 1, "files": {str(log): {"streams": [{"identity": 3}], "done": "x"}}})
     assert drain(src) == ["a"]
+
+
+def _hide_rotated_file_at_resume(tmp_path: Path) -> tuple[Path, Path, dict]:
+    """A checkpoint in ``x.log``; then it rotates, and at restore time its file is
+    out of sight (a listing racing logrotate's renames sees it under neither name)."""
+    log = tmp_path / "x.log"
+    log.write_text("a1 read\n")
+    src = make(log)
+    assert drain(src) == ["a1 read"]
+    state = src.checkpoint()
+    src.close()
+    write(log, "a2 unread\n")
+    os.rename(log, tmp_path / "x.log.1")
+    log.write_text("b1 new file\n")
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    os.rename(tmp_path / "x.log.1", away / "x.log.1")
+    return log, away / "x.log.1", state
+
+
+def test_a_file_resume_missed_is_read_from_its_offset_when_it_shows_up(tmp_path: Path) -> None:
+    log, hidden, state = _hide_rotated_file_at_resume(tmp_path)
+    clock = ManualClock()
+    again = make(log, clock)
+    again.restore(state)
+    assert drain(again) == ["b1 new file"]
+    # Restarted meanwhile: the checkpoint still says where that file's rest begins.
+    state = again.checkpoint()
+    again.close()
+    again = make(log, clock)
+    again.restore(state)
+    assert drain(again) == []
+    os.rename(hidden, tmp_path / "x.log.1")
+    clock.advance(1.0)
+    # Read whole, "a1 read" would count twice; from the checkpoint's offset, only the rest.
+    assert drain(again) == ["a2 unread"]
+    assert dict(again.health().errors) == {}
+
+
+def test_a_file_resume_missed_for_good_is_reported_lost_once(tmp_path: Path) -> None:
+    log, hidden, state = _hide_rotated_file_at_resume(tmp_path)
+    clock = ManualClock()
+    again = make(log, clock)
+    again.restore(state)
+    assert drain(again) == ["b1 new file"]
+    assert dict(again.health().errors) == {}
+    clock.advance(WAIT)
+    drain(again)
+    clock.advance(WAIT)
+    drain(again)
+    assert dict(again.health().errors) == {"resume_lost": 1}
+    # Should it turn up after all, it still goes on from its offset, never whole.
+    os.rename(hidden, tmp_path / "x.log.2")
+    write(log, "b2\n")
+    os.rename(log, tmp_path / "x.log.1")
+    log.write_text("c1\n")
+    clock.advance(1.0)
+    assert sorted(drain(again)) == ["a2 unread", "b2", "c1"]
