@@ -17,7 +17,7 @@ import re
 import ssl
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -286,13 +286,13 @@ class TlsContext:
     without a restart. A broken new file keeps the old context and logs once.
     """
 
-    def __init__(self, tls: TlsSettings) -> None:
+    def __init__(self, tls: TlsSettings, on_error: Callable[[], None] = lambda: None) -> None:
         self._tls = tls
+        self._on_error = on_error
         self._sig = _signature(tls)
         self._ctx = build_context(tls)
         self._failed: tuple[tuple[int, int] | None, ...] | None = None
         self._lock = threading.Lock()
-        self.reload_errors = 0
 
     def get(self) -> ssl.SSLContext:
         sig = _signature(self._tls)
@@ -303,7 +303,7 @@ class TlsContext:
                 self._ctx = build_context(self._tls)
             except (OSError, ssl.SSLError, ValueError) as exc:
                 self._failed = sig
-                self.reload_errors += 1
+                self._on_error()
                 log.error(
                     "TLS certificate/key changed but cannot be loaded, keeping the old one: %s", _why(exc)
                 )

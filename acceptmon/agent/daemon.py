@@ -49,7 +49,7 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
     def extras() -> Any:
         yield from source_metrics(agent.health())
         if http is not None:
-            yield from http_metrics(http.snapshot(), http.open)
+            yield from http_metrics(http.snapshot(), http.open, http.tls_reload_errors)
         yield from checkpoint_metrics(
             agent.checkpoint_age(), agent.checkpoint_errors, agent.checkpoint_discarded
         )

@@ -129,7 +129,9 @@ def notify_metrics(stats: list[Any], outcomes: tuple[str, ...]) -> Iterator[Metr
     yield from (sent, depth, oldest)
 
 
-def http_metrics(rejected: Mapping[str, int], open_connections: int) -> Iterator[Metric]:
+def http_metrics(
+    rejected: Mapping[str, int], open_connections: int, tls_reload_errors: int = 0
+) -> Iterator[Metric]:
     fam = _fam("acceptmon_http_connections_rejected")
     for reason in sorted(rejected):
         fam.add_metric([reason], float(rejected[reason]))
@@ -137,3 +139,6 @@ def http_metrics(rejected: Mapping[str, int], open_connections: int) -> Iterator
     gauge = _fam("acceptmon_http_open_connections")
     gauge.add_metric([], float(open_connections))
     yield gauge
+    tls = _fam("acceptmon_tls_reload_errors")
+    tls.add_metric([], float(tls_reload_errors))
+    yield tls

@@ -113,7 +113,13 @@ class ConnectionStats:
 
     rejected: dict[str, int] = field(default_factory=lambda: dict.fromkeys(REJECT_REASONS, 0))
     open: int = 0
+    #: Changed certificate/key files that could not be loaded (the old ones stay in use).
+    tls_reload_errors: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def tls_reload_failed(self) -> None:
+        with self._lock:
+            self.tls_reload_errors += 1
 
     def count(self, reason: str) -> None:
         with self._lock:
@@ -158,7 +164,7 @@ class HttpServer:
         self.limits = limits
         self.stats = stats or ConnectionStats()
         self._open_paths = frozenset(open_paths)
-        self._tls = TlsContext(web.tls) if web and web.tls else None
+        self._tls = TlsContext(web.tls, self.stats.tls_reload_failed) if web and web.tls else None
         self._auth = BasicAuth(web.users) if web and web.users else None
         self._headers = web.headers if web else ()
         family = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -179,6 +179,11 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
         ("reason",),
     ),
     _g("acceptmon_http_open_connections", "HTTP connections open now (idle ones cost no thread).", ()),
+    _c(
+        "acceptmon_tls_reload_errors",
+        "Changed TLS certificate or key files that could not be loaded (the old ones are still served).",
+        (),
+    ),
 )
 
 CATALOGUE = STORE_CATALOGUE + AGENT_CATALOGUE

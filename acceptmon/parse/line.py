@@ -63,12 +63,6 @@ _MESSAGE_KEYS = ("message", "msg")
 _TIME_KEYS = ("asctime", "timestamp", "@timestamp", "time", "ts")
 
 
-def has_request(lines: tuple[str, ...] | list[str]) -> bool:
-    """Whether any line may be a request dump (C-level substring passes only)."""
-    block = "\n".join(lines)
-    return any(m in block for m in REQUEST_MARKERS)
-
-
 class LineParser:
     """Parse one source's lines; keeps the little context some lines need.
 
@@ -285,11 +279,8 @@ class LineParser:
     def bulk_prefill(self, block: str, n: int) -> bool:
         return self._prefill_shapes.bulk(block, n)
 
-    def prefix_epoch(self, prefix: str) -> float | None:
-        return self._prefixes.epoch(prefix)
-
     def prefix_epochs(self, prefixes: list[str]) -> list[float | None]:
-        """``prefix_epoch`` of each, in order (cache hits without a call each)."""
+        """The epoch of each prefix, in order (cache hits without a call each)."""
         return self._prefixes.epochs(prefixes)
 
     def prefix(self, prefix: str) -> tuple[datetime | None, Ranks]:

@@ -217,17 +217,5 @@ def parse_adaptive(text: str, meta: Meta) -> SpecParamsUpdate | ParseError:
     return SpecParamsUpdate(meta, int(m.group(1)), int(m.group(2)), ema)
 
 
-#: Message fragments that mean a server process died.
-CRASH_MARKERS = (
-    "Scheduler hit an exception",
-    "Exception in ModelTpServer",
-    "Received sigquit from a child",
-    "SIGQUIT received",
-    "Watchdog timeout",
-    "DataParallelController hit an exception",
-    "DetokenizerManager hit an exception",
-)
-
-
 def crash(text: str, meta: Meta) -> Crash:
     return Crash(meta, text.strip()[:200])

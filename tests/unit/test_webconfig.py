@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -162,3 +163,26 @@ def test_shipped_example_is_valid_once_its_certificates_exist(tmp_path: Path, ce
     assert web.tls is not None and web.users and ("X-Content-Type-Options", "nosniff") in web.headers
     minimal = yaml.safe_load((ROOT / "deploy" / "acceptmon.minimal.yaml").read_text())
     assert minimal["listen"].startswith("127.0.0.1:")  # no open-to-all default
+
+
+def test_a_renewed_certificate_is_served_and_a_broken_one_is_counted_once(
+    tmp_path: Path, certs: Certs
+) -> None:
+    from acceptmon.webconfig import TlsContext
+
+    for name in ("server.crt", "server.key"):
+        (tmp_path / name).write_bytes((certs.server_cert.parent / name).read_bytes())
+    web = load_web_config(
+        write(tmp_path, {"tls_server_config": {"cert_file": "server.crt", "key_file": "server.key"}})
+    )
+    assert web.tls is not None
+    failures: list[int] = []
+    tls = TlsContext(web.tls, lambda: failures.append(1))
+    first = tls.get()
+    (tmp_path / "server.crt").write_text("not a certificate, a half-written renewal\n")
+    assert tls.get() is first and tls.get() is first  # the old one stays in use
+    assert failures == [1]  # counted once per broken file, not per handshake
+    (tmp_path / "server.crt").write_bytes(certs.server_cert.read_bytes())
+    os.utime(tmp_path / "server.crt", ns=(1, 1))  # a renewal with a new mtime
+    renewed = tls.get()
+    assert renewed is not first and tls.get() is renewed and failures == [1]

@@ -51,9 +51,6 @@ class SSHSettings:
 
 
 #: The per-source settings keys an ``ssh://`` source reads (see ``from_options``).
-OPTION_KEYS = ("identity_file", "known_hosts", "ssh_config", "accept_unknown_host_key", "poll_interval")
-
-
 def from_options(options: Mapping[str, Any], where: str = "") -> tuple[SSHSettings, list[str]]:
     """A source's settings keys → ``SSHSettings`` and every problem (no network).
 
