@@ -53,8 +53,8 @@ CHECKPOINT_VERSION = checkpoint_schema.VERSION
 
 
 class Agent:
-    def __init__(self, config: Settings, clock: Clock | None = None) -> None:
-        self.config = config
+    def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
+        self.settings = settings
         self.clock = clock or SystemClock()
         self.lock = threading.RLock()
         self.waker = EventWaker()
@@ -62,9 +62,9 @@ class Agent:
         self.catchup = CatchUp(self.waker)
         #: Paths file events touched (filled by the daemon's watcher): quiet files are polled slowly.
         self.events = FileEvents()
-        self.state_dir = Path(config.state_dir)
+        self.state_dir = Path(settings.state_dir)
         self.snapshots = SnapshotStore(self.state_dir)
-        self.watched = WatchedFiles(config.watch_files)
+        self.watched = WatchedFiles(settings.watch_files)
         self._build_core()
         self.sources: dict[str, tuple[SourceSettings, Source]] = {}
         self.findings: list[Finding] = []
@@ -95,9 +95,9 @@ class Agent:
 
     def _build_core(self) -> None:
         """The stages that hold checkpointed state (rebuilt empty if a restore fails)."""
-        config = self.config
+        settings = self.settings
         self.tracker = RunTracker(
-            draft_reader=self._read_draft if config.read_draft_config else None,
+            draft_reader=self._read_draft if settings.read_draft_config else None,
             watched_reader=self.watched.snapshot,
             declared=self._declared,
         )
@@ -107,7 +107,7 @@ class Agent:
         self._draft_warned: set[tuple[str, str]] = set()
         self._unknown_warned: set[str] = set()
         self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
-        self.detector = Detector(DetectConfig.from_dict(config.detect))
+        self.detector = Detector(DetectConfig.from_dict(settings.detect))
         self.pipeline.consumers.append(self.detector)
         #: Per-run acceptance and the verdict, for /api/runs and /api/verdict.
         self.run_table = RunTable(self.tracker, self.detector.config)
@@ -130,7 +130,7 @@ class Agent:
                 self._discard(CheckpointInvalid("checkpoint", "could not be restored"))
                 self._build_core()
             self.history.open_at_start(self.detector.findings())
-        for cfg in self.config.sources:
+        for cfg in self.settings.sources:
             self._add_source(cfg)
         # Log time as "now": the agent's own downtime must not look like a stalled log.
         # After the sources are added: findings carry their source's host and labels.
@@ -220,17 +220,17 @@ class Agent:
         return tz
 
     def _start_notifier(self) -> None:
-        self.notify_worker = self._notify_worker(self.config)
+        self.notify_worker = self._notify_worker(self.settings)
         if self.notify_worker is not None:
             self.notify_worker.start()
 
-    def _notify_worker(self, config: Settings) -> Any:
-        """A worker (not started) for ``config``'s notifiers; raises ``NotifyConfigError``."""
-        if not config.notify:
+    def _notify_worker(self, settings: Settings) -> Any:
+        """A worker (not started) for the notifiers of ``settings``; raises ``NotifyConfigError``."""
+        if not settings.notify:
             return None
         from acceptmon.notify import NotifyWorker, build_notifier, parse_notify_config
 
-        notifier = build_notifier(parse_notify_config(config.notify), self.state_dir / "notify")
+        notifier = build_notifier(parse_notify_config(settings.notify), self.state_dir / "notify")
         return NotifyWorker(notifier)
 
     def close(self) -> None:
@@ -312,12 +312,12 @@ class Agent:
                 self.catchup.answered(ticket)
             if now >= next_checkpoint and self._dirty:
                 self.save_checkpoint()
-                next_checkpoint = now + self.config.checkpoint_interval
+                next_checkpoint = now + self.settings.checkpoint_interval
             if reload is not None and reload.is_set():
                 reload.clear()
                 self.reload_requested()
             if not self.backlog and not self.catchup.pending():
-                self.waker.wait(self.config.poll_interval)
+                self.waker.wait(self.settings.poll_interval)
 
     def reload_requested(self) -> None:
         """Replaced by the daemon, which knows where the config came from."""
@@ -328,12 +328,12 @@ class Agent:
         if ok:
             self.reload_at = self.clock.now()
 
-    def reconfigure(self, config: Settings) -> None:
+    def reconfigure(self, settings: Settings) -> None:
         """Apply reloaded settings to every stage; sources whose settings did not change keep
         their position. The notifiers are rebuilt first (raising ``NotifyConfigError``, with
         nothing changed, if they cannot be); their queues persist, so nothing is lost."""
-        self._swap_notifier(config)
-        wanted = {s.name: s for s in config.sources}
+        self._swap_notifier(settings)
+        wanted = {s.name: s for s in settings.sources}
         with self.lock:
             self._saved = self._positions()
             for name, (old, source) in list(self.sources.items()):
@@ -344,21 +344,21 @@ class Agent:
             for name, cfg in wanted.items():
                 if name not in self.sources:
                     self._add_source(cfg)
-            self.config = config
-            self.watched = WatchedFiles(config.watch_files)
+            self.settings = settings
+            self.watched = WatchedFiles(settings.watch_files)
             self.tracker.configure(
-                self._read_draft if config.read_draft_config else None, self.watched.snapshot
+                self._read_draft if settings.read_draft_config else None, self.watched.snapshot
             )
-            self._reconfigure_detector(DetectConfig.from_dict(config.detect))
+            self._reconfigure_detector(DetectConfig.from_dict(settings.detect))
 
-    def _swap_notifier(self, config: Settings) -> None:
+    def _swap_notifier(self, settings: Settings) -> None:
         """Stop the old worker (pending notifications stay on disk) and start the new one;
         if the new one cannot be built, the old one resumes and the error propagates."""
         old = self.notify_worker
         if old is not None:
             old.stop()
         try:
-            new = self._notify_worker(config)
+            new = self._notify_worker(settings)
         except Exception:
             if old is not None:
                 from acceptmon.notify import NotifyWorker

@@ -138,14 +138,14 @@ def _verdicts(agent: Agent) -> list[dict[str, Any]]:
 
 def serve(agent: Agent, cfg: config_mod.Settings | None = None) -> HttpServer:
     """Bind and start the HTTP server for ``cfg`` (default: the agent's); OSError if it cannot bind."""
-    cfg = cfg or agent.config
+    cfg = cfg or agent.settings
     host, port = cfg.listen_addr()
     web = _web_config(cfg.web_config_file)
     stats = ConnectionStats()
     routes = {
         "/metrics": metrics_route(lambda: _metrics(_fresh(agent), stats)),
         "/healthz": lambda: healthz(
-            _restored(agent).last_progress, agent.pending(), agent.config.stall_after
+            _restored(agent).last_progress, agent.pending(), agent.settings.stall_after
         ),
         "/api/findings": json_route(lambda: [finding_json(f) for f in _fresh(agent).findings]),
         "/api/runs": json_route(lambda: _locked(agent, _runs)),
@@ -285,9 +285,9 @@ def _reload(
     """
     try:
         cfg = config_mod.load(path, sources, overrides)
-        if cfg.state_dir != agent.config.state_dir:
+        if cfg.state_dir != agent.settings.state_dir:
             raise config_mod.SettingsError(
-                [f"state_dir: {agent.config.state_dir} → {cfg.state_dir} needs a restart, not a reload"]
+                [f"state_dir: {agent.settings.state_dir} → {cfg.state_dir} needs a restart, not a reload"]
             )
     except config_mod.SettingsError as exc:
         log.error("reload refused, keeping the running settings:\n%s", exc)
@@ -326,13 +326,13 @@ def _rebind(agent: Agent, cfg: config_mod.Settings, old: HttpServer) -> tuple[Ht
     bound; the same port on another host address is only free once ``old`` is
     closed, so then ``old``'s address is bound again if the new one fails.
     """
-    if _http_settings(cfg) == _http_settings(agent.config):
+    if _http_settings(cfg) == _http_settings(agent.settings):
         return old, True
     try:
         return serve(agent, cfg), True
     except OSError as exc:
         error = exc
-    if error.errno == errno.EADDRINUSE and cfg.listen_addr()[1] == agent.config.listen_addr()[1]:
+    if error.errno == errno.EADDRINUSE and cfg.listen_addr()[1] == agent.settings.listen_addr()[1]:
         old.stop()
         try:
             return serve(agent, cfg), True
@@ -341,7 +341,7 @@ def _rebind(agent: Agent, cfg: config_mod.Settings, old: HttpServer) -> tuple[Ht
         old = serve(agent)  # its own address, free again a moment ago
     log.error(
         "reload refused, keeping the running settings and http://%s: cannot listen on %s: %s",
-        agent.config.listen,
+        agent.settings.listen,
         cfg.listen,
         startup.reason(error),
     )
@@ -350,7 +350,7 @@ def _rebind(agent: Agent, cfg: config_mod.Settings, old: HttpServer) -> tuple[Ht
 
 def _back_to(agent: Agent, http: list[HttpServer], new: HttpServer) -> None:
     """Undo a rebind after a failed reload: if the old server was closed to free its port,
-    bind its address (``agent.config``'s, still the old settings) again."""
+    bind its address (``agent.settings``'s, still the old settings) again."""
     agent.reload_done(False)
     if new is http[0]:
         return

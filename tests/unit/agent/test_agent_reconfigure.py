@@ -108,7 +108,7 @@ def test_same_port_on_another_host_address_is_rebound(agent: Agent, tmp_path: Pa
     from tests.support.tools import free_port
 
     port = free_port()
-    agent.config = settings(tmp_path, listen=f"127.0.0.1:{port}")
+    agent.settings = settings(tmp_path, listen=f"127.0.0.1:{port}")
     old = daemon.serve(agent)
     new, ok = daemon._rebind(agent, settings(tmp_path, listen=f"0.0.0.0:{port}"), old)
     assert ok and new is not old and new.port == port and _serves(port)
@@ -125,7 +125,7 @@ def test_an_address_that_cannot_be_bound_keeps_the_old_server(agent: Agent, tmp_
     from tests.support.tools import free_port
 
     port = free_port()
-    agent.config = settings(tmp_path, listen=f"127.0.0.1:{port}")
+    agent.settings = settings(tmp_path, listen=f"127.0.0.1:{port}")
     old = daemon.serve(agent)
     try:
         kept, ok = daemon._rebind(agent, settings(tmp_path, listen=f"192.0.2.1:{port}"), old)

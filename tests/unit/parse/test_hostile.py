@@ -78,7 +78,7 @@ def test_poison_line_is_contained_and_not_reread(tmp_path: Path, name: str) -> N
     # Restart: the position is past the poison line; more lines come in and are read.
     with log.open("a") as f:
         f.write(decode_line(T0, 2.5) + "\n")
-    again = Agent(agent.config)
+    again = Agent(agent.settings)
     again.open()
     again.step()
     metrics = serve_all(again)
@@ -327,7 +327,7 @@ def test_healthz_route_answers_503_while_a_chunk_is_stuck(tmp_path: Path) -> Non
             assert r.status == 200 and r.read() == b"ok\n"
         with agent.lock:  # as a step stuck on one line would hold it
             agent.in_hand = True
-            agent.last_progress -= agent.config.stall_after + 1
+            agent.last_progress -= agent.settings.stall_after + 1
             with pytest.raises(urllib.error.HTTPError) as err:
                 urllib.request.urlopen(url, timeout=5)
             assert err.value.code == 503 and b"stalled" in err.value.read()
