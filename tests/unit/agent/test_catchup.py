@@ -11,17 +11,7 @@ import pytest
 
 from acceptmon.agent.catchup import CatchUp
 from tests.support.wait import wait_for
-
-
-class CountingWaker:
-    def __init__(self) -> None:
-        self.woken = 0
-
-    def wait(self, timeout: float) -> bool:
-        return False
-
-    def wake(self) -> None:
-        self.woken += 1
+from tests.support.waker import CountingWaker
 
 
 @dataclass

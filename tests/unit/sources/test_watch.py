@@ -19,17 +19,7 @@ from watchdog.events import (
 from acceptmon.sources.events import FileEvents
 from acceptmon.sources.watch import DirectoryWatcher
 from tests.support.wait import wait_for
-
-
-class Waker:
-    def __init__(self) -> None:
-        self.woken = 0
-
-    def wait(self, timeout: float) -> bool:
-        return False
-
-    def wake(self) -> None:
-        self.woken += 1
+from tests.support.waker import CountingWaker
 
 
 class FakeObserver:
@@ -60,7 +50,7 @@ class FakeObserver:
 
 def test_files_that_come_go_or_move_wake_writes_and_reads_do_not(tmp_path: Path) -> None:
     obs = FakeObserver()
-    waker = Waker()
+    waker = CountingWaker()
     w = DirectoryWatcher(waker, observer_factory=lambda: obs)
     w.add(str(tmp_path))
     assert w.start() and w.active
@@ -82,7 +72,7 @@ def test_files_that_come_go_or_move_wake_writes_and_reads_do_not(tmp_path: Path)
 
 
 def test_observer_that_cannot_start_leaves_polling(caplog: Any) -> None:
-    w = DirectoryWatcher(Waker(), observer_factory=lambda: FakeObserver(fail_start=True))
+    w = DirectoryWatcher(CountingWaker(), observer_factory=lambda: FakeObserver(fail_start=True))
     assert not w.start() and not w.active
     w.add("/tmp")  # no observer: nothing happens, nothing raises
     assert "relying on polling" in caplog.text
@@ -90,7 +80,7 @@ def test_observer_that_cannot_start_leaves_polling(caplog: Any) -> None:
 
 def test_directory_that_cannot_be_watched_is_logged_once_and_retried(tmp_path: Path, caplog: Any) -> None:
     obs = FakeObserver(fail_dirs=(str(tmp_path),))
-    w = DirectoryWatcher(Waker(), observer_factory=lambda: obs)
+    w = DirectoryWatcher(CountingWaker(), observer_factory=lambda: obs)
     w.start()
     w.add(str(tmp_path))
     w.add(str(tmp_path))
@@ -104,7 +94,7 @@ def test_a_real_observer_sends_nothing_for_appends_and_wakes_on_rotation(tmp_pat
     """inotify delivers in order: once the create is seen, any event for the appends before it was too."""
     log = tmp_path / "server.log"
     log.write_text("first\n")
-    waker, events = Waker(), FileEvents()
+    waker, events = CountingWaker(), FileEvents()
     w = DirectoryWatcher(waker, events=events)
     w.add(str(tmp_path))
     assert w.start()
