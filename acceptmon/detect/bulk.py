@@ -14,7 +14,6 @@ first interval) the batch takes the line-by-line way.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from datetime import datetime
 from itertools import repeat
 from operator import le
@@ -24,7 +23,7 @@ from acceptmon.detect.config import DetectConfig
 from acceptmon.detect.findings import COLLAPSED, DRIFT, STALLED, Book, source_key
 from acceptmon.detect.rules import Transition
 from acceptmon.detect.series import Point, rate_from_len, seconds
-from acceptmon.runs.batch import DecodeBatch
+from acceptmon.runs.batch import DecodeBatch, strata_of
 
 
 class SourceState(Protocol):
@@ -92,7 +91,7 @@ def observe_batch(state: SourceState, batch: DecodeBatch) -> bool:
             buckets, centis = batch.strata(cfg.load_buckets)  # the run table's too
         else:
             values, ats = [lens[i] for i in used], [epochs[i] for i in used]
-            buckets, centis = _strata(cfg.load_buckets, [running[i] for i in used], values)
+            buckets, centis = strata_of(cfg.load_buckets, [running[i] for i in used], values)
         rd.used += len(used)
         rd.head.extend(buckets, centis)
         rd.tail.extend(buckets, centis, ats)
@@ -108,14 +107,6 @@ def observe_batch(state: SourceState, batch: DecodeBatch) -> bool:
         rd.drift.steps(buckets, values, moved)
     upto(n)
     return True
-
-
-def _strata(edges: tuple[int, ...], running: list[int], lens: list[float]) -> tuple[list[int], list[int]]:
-    """Load buckets and hundredths of each line, worked out once per distinct value (a batch
-    holds few), as ``load_bucket`` and ``centi`` give them."""
-    bucket_of = {r: bisect_right(edges, r) for r in set(running)}
-    centi_of = {v: round(v * 100) for v in set(lens)}
-    return list(map(bucket_of.__getitem__, running)), list(map(centi_of.__getitem__, lens))
 
 
 def _quiet(state: SourceState, batch: DecodeBatch, accepted: list[int]) -> bool:

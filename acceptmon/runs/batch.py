@@ -139,10 +139,7 @@ class DecodeBatch:
         batch for the detector and the run table alike."""
 
         def make() -> tuple[list[int], list[int]]:
-            lens = self.lens or []
-            bucket_of = {r: bisect_right(edges, r) for r in set(self.running)}
-            centi_of = {v: round(v * 100) for v in set(lens)}
-            return list(map(bucket_of.__getitem__, self.running)), list(map(centi_of.__getitem__, lens))
+            return strata_of(edges, self.running, self.lens or [])
 
         return self._memo(("strata", edges), make)  # type: ignore[no-any-return]
 
@@ -227,6 +224,14 @@ class DecodeBatch:
 
 def _floats(col: list[str] | None) -> list[float] | None:
     return None if col is None else floats(col)
+
+
+def strata_of(edges: tuple[int, ...], running: list[int], lens: list[float]) -> tuple[list[int], list[int]]:
+    """Load buckets and hundredths of each line, worked out once per distinct value (a batch
+    holds few), as ``detect.series.load_bucket`` and ``centi`` give them."""
+    bucket_of = {r: bisect_right(edges, r) for r in set(running)}
+    centi_of = {v: round(v * 100) for v in set(lens)}
+    return list(map(bucket_of.__getitem__, running)), list(map(centi_of.__getitem__, lens))
 
 
 def floats(col: list[str]) -> list[float]:

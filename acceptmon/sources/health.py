@@ -104,12 +104,6 @@ class SourceEvents:
 
     # -- what /metrics shows ---------------------------------------------------------------
 
-    @property
-    def troubled(self) -> bool:
-        """Some followed file has a problem now."""
-        with self._lock:
-            return bool(self._problems)
-
     def snapshot(self, *, up: bool, lag: int, files: int, overlong: int = 0) -> SourceHealth:
         """``up``: what the source itself knows; a down host or an open problem also makes it down."""
         with self._lock:
