@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from acceptmon import __version__, startup
+from acceptmon.labels import printable_logs
 
 EPILOG = """\
 examples:
@@ -459,6 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    printable_logs()  # a file name never fakes a log line
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

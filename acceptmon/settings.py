@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from acceptmon.labels import printable
 from acceptmon.suggest import shown, unknown_keys
 
 DEFAULT_LISTEN = "127.0.0.1:9469"
@@ -192,6 +193,7 @@ def _source(item: Any, i: int, default_begin: bool, problems: list[str]) -> Sour
     if not isinstance(name, str) or not name.strip():
         problems.append(f"{where}.name: expected a non-empty string, got {shown(name)}")
         name = path
+    name = printable(name)  # the 'source' label: a path's undecodable bytes and controls escaped
     _source_identity(item, where, problems)
     options = tuple(
         sorted(

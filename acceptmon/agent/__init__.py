@@ -197,7 +197,7 @@ class Agent:
         identity = SourceIdentity.of(cfg.path, cfg.option("host"), dict(cfg.option("labels") or ()))
         self.identities[cfg.name] = identity
         self.pipeline.store.hosts[cfg.name] = identity.host
-        log.info("following %s as source %r", cfg.path, cfg.name)
+        log.info("following %s as source '%s'", cfg.path, cfg.name)
 
     def _zone(self, name: str) -> tzinfo:
         """The zone of a source's log times, worked out once, at its first chunk."""
@@ -216,7 +216,7 @@ class Agent:
                 remote = factory.host_reader(cfg, source) if cfg.kind == "ssh" else None
                 tz = log_time.source_zone(cfg.option("timezone"), remote)
             self._zones[name] = tz
-            log.info("source %r: log times are in %s", name, log_time.zone_name(tz))
+            log.info("source '%s': log times are in %s", name, log_time.zone_name(tz))
         return tz
 
     def _start_notifier(self) -> None:

@@ -14,6 +14,7 @@ import os
 import time
 from typing import Any
 
+from acceptmon.labels import printable
 from acceptmon.statedir import ensure_private_dir, write_private
 
 log = logging.getLogger("acceptmon.sources")
@@ -50,9 +51,10 @@ def load(state_dir: str, *, now: float | None = None) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     try:
-        data = json.loads(raw)
+        # A hand-written file may hold a name's raw bytes: they are the name, as os.fsdecode reads it.
+        data = json.loads(raw.decode("utf-8-sig", "surrogateescape"))
         if isinstance(data, dict):
-            return data
+            return _printable_names(data)
         reason = "not a JSON object"
     except ValueError as e:
         reason = str(e)
@@ -79,3 +81,39 @@ def move_aside(state_dir: str, why: str, *, now: float | None = None) -> str | N
         log.error("cannot move checkpoint %s aside: %s", path, e.strerror)
         return None
     return aside
+
+
+def _printable_names(doc: dict[str, Any]) -> dict[str, Any]:
+    """Source names as this version makes them (``labels.printable``) in a checkpoint written
+    before: a non-UTF-8 byte of a file name was saved as is, and made every scrape fail. Only
+    text holding such a byte changes; the exact paths under ``sources.*.files`` find the files."""
+
+    def fix(value: Any) -> Any:
+        if isinstance(value, str):
+            return printable(value) if _undecodable(value) else value
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        if isinstance(value, dict):
+            return {fix(k): fix(v) for k, v in value.items()}
+        return value
+
+    sources = doc.get("sources")
+    out = {k: fix(v) for k, v in doc.items() if k != "sources"}
+    if isinstance(sources, dict):
+        out["sources"] = {
+            fix(name): {k: v if k == "files" else fix(v) for k, v in src.items()}
+            if isinstance(src, dict)
+            else src
+            for name, src in sources.items()
+        }
+    elif "sources" in doc:
+        out["sources"] = sources
+    return out
+
+
+def _undecodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return True
+    return False

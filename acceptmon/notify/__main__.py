@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from acceptmon.labels import printable_logs
 from acceptmon.notify.config import NotifyConfigError, parse_notify_config
 from acceptmon.notify.notifier import build_notifier
 from acceptmon.notify.selftest import sample_finding, send_test_message
@@ -36,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=0, help="offer N sample findings first (run)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    printable_logs()
     try:
         config = parse_notify_config(_load_yaml(args.config).get("notify"))
         if args.command == "test":

@@ -16,6 +16,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import IO, Any
 
+from acceptmon.labels import printable
 from acceptmon.metrics.collect import render
 from acceptmon.model import KIND, Chunk, DecodeSample, Finding, Record, SpecSample
 from acceptmon.pipeline import Pipeline
@@ -58,11 +59,11 @@ def run_files(pipeline: Pipeline, paths: list[str], names: list[str] | None = No
     """Feed every file; return the problems met (unreadable files) without stopping."""
     problems: list[str] = []
     for i, path in enumerate(paths):
-        name = names[i] if names and i < len(names) else path
+        name = printable(names[i] if names and i < len(names) else path)
         try:
             stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         except OSError as exc:
-            problems.append(f"{path}: {exc.strerror or exc}")
+            problems.append(f"{printable(path)}: {exc.strerror or exc}")
             continue
         with stream:
             for chunk, overlong in read_chunks(name, stream, "" if path == "-" else path):

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from acceptmon.labels import name_bytes
 from acceptmon.model import ConfigDiff, ConfigSnapshot, Run, SpecSettings
 from acceptmon.statedir import write_private
 
@@ -118,7 +119,7 @@ class SnapshotStore:
         self.max_age_s = max_age_days * 86400
 
     def _dir(self, source: str) -> Path:
-        return self.root / hashlib.sha256(source.encode()).hexdigest()[:16]
+        return self.root / hashlib.sha256(name_bytes(source)).hexdigest()[:16]
 
     def save(self, run: Run) -> None:
         folder = self._dir(run.source)

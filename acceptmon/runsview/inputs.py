@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import IO
 
+from acceptmon.labels import printable
 from acceptmon.sources.rotation import COMPRESSED_SUFFIXES, is_rotated_name
 
 log = logging.getLogger("acceptmon.runs")
@@ -45,6 +46,10 @@ class Log:
     files: tuple[str, ...]
     opener: Opener | None = None
 
+    def __post_init__(self) -> None:
+        # The name is the source label and what the table shows; the files keep their exact paths.
+        object.__setattr__(self, "name", printable(self.name))
+
 
 class InputError(Exception):
     """A SOURCE names nothing readable."""
@@ -56,11 +61,11 @@ def expand(source: str) -> list[Log]:
         return [Log("-", ("-",))]
     if not glob.has_magic(source):
         if not os.path.exists(source):
-            raise InputError(f"{source}: no such file")
+            raise InputError(f"{printable(source)}: no such file")
         return [Log(source, (source,))]
     matches = sorted(p for p in glob.glob(source) if os.path.isfile(p) and _readable(p))
     if not matches:
-        raise InputError(f"{source}: matches no file")
+        raise InputError(f"{printable(source)}: matches no file")
     return _group(matches)
 
 

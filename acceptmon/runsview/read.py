@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import tzinfo
 
 from acceptmon.detect.runstats import RunTable
+from acceptmon.labels import printable
 from acceptmon.oneshot import mtime_hint, read_chunks
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker
@@ -38,7 +39,7 @@ def feed_file(pipeline: Pipeline, name: str, path: str, opener: Opener | None = 
                 if overlong:
                     pipeline.count_overlong(name, overlong)
     except (OSError, EOFError) as exc:
-        return f"{path}: {getattr(exc, 'strerror', None) or exc}"
+        return f"{printable(path)}: {getattr(exc, 'strerror', None) or exc}"
     return None
 
 

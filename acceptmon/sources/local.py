@@ -17,6 +17,7 @@ from collections import deque
 from typing import Any
 
 from acceptmon.clock import Clock
+from acceptmon.labels import printable
 from acceptmon.model import Chunk
 from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.events import FileEvents
@@ -253,9 +254,10 @@ class LocalSource:
 
 
 def file_source(name: str, directory: str, path: str) -> str:
-    """The ``source`` of one file a glob matched: ``name:path-relative-to-the-glob's-directory``."""
+    """The ``source`` of one file a glob matched: ``name:path-relative-to-the-glob's-directory``,
+    ``printable`` (the follower keeps the exact path)."""
     rel = os.path.relpath(path, directory)
-    return f"{name}:{path if rel.startswith('..') else rel}"
+    return printable(f"{name}:{path if rel.startswith('..') else rel}")
 
 
 def _signature(f: PathFollower) -> tuple[object, ...]:

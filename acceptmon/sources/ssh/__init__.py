@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from acceptmon.clock import Clock, SystemClock
+from acceptmon.labels import printable
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.health import SourceEvents
@@ -176,7 +177,7 @@ class SSHSource:
         self._health.read(sum(map(len, lines)) + len(lines))
         if self._conn is not None:
             self.remote_files.fetch_drafts(self._conn, lines)
-        source = f"{self.name}:{posixpath.basename(path)}" if self.target.is_glob else self.name
+        source = printable(f"{self.name}:{posixpath.basename(path)}") if self.target.is_glob else self.name
         self._buffer.put(Chunk(source, tuple(lines), lineno, end, path))
 
     def note(self, event: str, detail: str) -> None:
