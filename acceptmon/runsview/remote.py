@@ -23,6 +23,7 @@ from acceptmon.runsview.inputs import InputError, Log, expand, plain_name, rotat
 from acceptmon.sources.ssh.connect import ConnectError, Connection, connect
 from acceptmon.sources.ssh.fetch import read_over
 from acceptmon.sources.ssh.options import SSHSettings, resolve
+from acceptmon.sources.ssh.sftpfs import listdir_attr, remote_bytes
 from acceptmon.sources.ssh.url import SSHURLError, parse_ssh_url
 
 #: One SFTP read; paramiko pipelines requests within it.
@@ -38,7 +39,7 @@ class RemoteLogs:
 
     @contextmanager
     def open(self, path: str) -> Iterator[IO[bytes]]:
-        with self.conn.sftp.open(path, "rb") as f:
+        with self.conn.sftp.open(remote_bytes(path), "rb") as f:
             f.prefetch()
             raw = cast(IO[bytes], f)
             ext = posixpath.splitext(path)[1].lower()
@@ -73,9 +74,9 @@ def open_remote(source: str, ssh_config: str | None = None) -> RemoteLogs:
     try:
         directory, pattern = posixpath.split(target.path)
         if not target.is_glob:
-            conn.sftp.stat(target.path)
+            conn.sftp.stat(remote_bytes(target.path))
             return RemoteLogs(conn, [Log(source, (target.path,))])
-        entries = {e.filename: e for e in conn.sftp.listdir_attr(directory)}
+        entries = {e.filename: e for e in listdir_attr(conn.sftp, directory)}
         names = sorted(n for n in entries if fnmatch.fnmatchcase(n, pattern) and _readable(n))
         if not names:
             raise InputError(f"{source}: matches no file")
