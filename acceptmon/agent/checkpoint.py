@@ -86,7 +86,7 @@ def move_aside(state_dir: str, why: str, *, now: float | None = None) -> str | N
 def _printable_names(doc: dict[str, Any]) -> dict[str, Any]:
     """Source names as this version makes them (``labels.printable``) in a checkpoint written
     before: a non-UTF-8 byte of a file name was saved as is, and made every scrape fail. Only
-    text holding such a byte changes; the exact paths under ``sources.*.files`` find the files."""
+    text holding such a byte changes; the exact paths inside each ``sources`` entry stay."""
 
     def fix(value: Any) -> Any:
         if isinstance(value, str):
@@ -97,15 +97,10 @@ def _printable_names(doc: dict[str, Any]) -> dict[str, Any]:
             return {fix(k): fix(v) for k, v in value.items()}
         return value
 
-    sources = doc.get("sources")
     out = {k: fix(v) for k, v in doc.items() if k != "sources"}
+    sources = doc.get("sources")
     if isinstance(sources, dict):
-        out["sources"] = {
-            fix(name): {k: v if k == "files" else fix(v) for k, v in src.items()}
-            if isinstance(src, dict)
-            else src
-            for name, src in sources.items()
-        }
+        out["sources"] = {fix(name): positions for name, positions in sources.items()}
     elif "sources" in doc:
         out["sources"] = sources
     return out
