@@ -45,6 +45,8 @@ class Log:
     name: str
     files: tuple[str, ...]
     opener: Opener | None = None
+    #: ``ssh://`` URL of the current file, exact (the name is ``printable``), to follow it.
+    url: str = ""
 
     def __post_init__(self) -> None:
         # The name is the source label and what the table shows; the files keep their exact paths.

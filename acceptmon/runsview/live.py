@@ -135,7 +135,7 @@ def follow_logs(
     for lg in logs:
         if lg.opener is not None:  # ssh://: its current file followed as the agent follows it
             settings = SSHSettings(ssh_config=ssh_config) if ssh_config else SSHSettings()
-            sources.append(SSHSource(lg.name, lg.name, settings, clock=clock))
+            sources.append(SSHSource(lg.name, lg.url or lg.name, settings, clock=clock))
         elif lg.files[-1] != "-":
             sources.append(LocalSource(lg.name, lg.files[-1], clock=clock))
     for lg in logs:

@@ -75,7 +75,7 @@ def open_remote(source: str, ssh_config: str | None = None) -> RemoteLogs:
         directory, pattern = posixpath.split(target.path)
         if not target.is_glob:
             conn.sftp.stat(remote_bytes(target.path))
-            return RemoteLogs(conn, [Log(source, (target.path,))])
+            return RemoteLogs(conn, [Log(source, (target.path,), url=source)])
         entries = {e.filename: e for e in listdir_attr(conn.sftp, directory)}
         names = sorted(n for n in entries if fnmatch.fnmatchcase(n, pattern) and _readable(n))
         if not names:
@@ -99,7 +99,8 @@ def _group(source: str, directory: str, names: list[str], mtime: dict[str, int])
     prefix = source[: len(source) - len(posixpath.basename(source))]
     paths = [posixpath.join(directory, n) for n in names]
     groups = rotation_groups(paths, lambda p: mtime[posixpath.basename(p)])
-    return [Log(prefix + posixpath.basename(base), files) for base, files in groups]
+    urls = [prefix + posixpath.basename(base) for base, _ in groups]
+    return [Log(url, files, url=url) for url, (_, files) in zip(urls, groups, strict=True)]
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from acceptmon.runsview.remote import open_remote
 from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh.worker import HostPool
 from tests.support.sshd import SSHServer, sshd
@@ -96,3 +97,10 @@ def test_runs_over_ssh_on_a_non_utf8_name(sshd: SSHServer, tmp_path: Path) -> No
     assert done.returncode in (0, 3), done.stderr.decode(errors="replace")
     doc = json.loads(done.stdout.decode("utf-8"))
     assert doc["source"] == f"ssh://testhost{logs}/inc-\\xff.log" and len(doc["runs"]) == 3
+    remote = open_remote(url, str(sshd.ssh_config))  # what `runs --follow` follows
+    try:
+        (lg,) = remote.logs
+        assert lg.name == f"ssh://testhost{logs}/inc-\\xff.log"
+        assert lg.url == f"ssh://testhost{logs}/inc-\udcff.log"  # exact: the file is found
+    finally:
+        remote.conn.close()
