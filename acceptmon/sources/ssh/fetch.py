@@ -22,7 +22,7 @@ import paramiko
 
 from acceptmon.log_time import LOCALTIME
 from acceptmon.sources.ssh.connect import Connection
-from acceptmon.sources.ssh.sftpfs import SFTPFS
+from acceptmon.sources.ssh.sftpfs import SFTPFS, listdir_attr
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ def snapshots_over(conn: Connection, directory: str) -> list[str]:
         channel = sftp.get_channel()
         if channel is not None:
             channel.settimeout(FETCH_DEADLINE)
-        entries = sorted(sftp.listdir_attr(directory), key=lambda e: e.st_mtime or 0, reverse=True)
+        entries = sorted(listdir_attr(sftp, directory), key=lambda e: e.st_mtime or 0, reverse=True)
         return [f"{directory}/{e.filename}/config.json" for e in entries]
     except Exception:  # no cache there, or unreadable: the other candidates remain
         return []
