@@ -234,9 +234,15 @@ def redact_text(text: str, harmless: bool = False) -> str:
     if "--" in text:
         text = _FLAG.sub(_assign, text)
     text = _BEARER.sub(lambda m: m.group(1) + _mark(m.group(2)), text)
-    text = _BASIC.sub(lambda m: m.group(1) + _mark(m.group(2)) if _base64ish(m.group(2)) else m.group(0), text)
+    text = _BASIC.sub(
+        lambda m: m.group(1) + _mark(m.group(2)) if _base64ish(m.group(2)) else m.group(0), text
+    )
     text = _TOKENS.sub(lambda m: marker(m.group(0)), text)
-    return text if harmless else _RUN.sub(lambda m: marker(m.group(0)) if _random(m.group(0)) else m.group(0), text)
+    return (
+        text
+        if harmless
+        else _RUN.sub(lambda m: marker(m.group(0)) if _random(m.group(0)) else m.group(0), text)
+    )
 
 
 def _mark(secret: str) -> str:

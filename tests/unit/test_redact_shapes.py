@@ -25,11 +25,16 @@ GCS = (
     "https://storage.googleapis.com/b/draft.bin?X-Goog-Algorithm=GOOG4-RSA-SHA256"
     "&X-Goog-Credential=svc%40proj.iam.gserviceaccount.com%2F{day}&X-Goog-Date={day}T0000Z&X-Goog-Signature={sig}"
 )
-AZURE = "https://acct.blob.core.windows.net/m/w.bin?sv=2022-11-02&ss=b&srt=o&sp=r&se={day}T01:00:00Z&sig={sig}"
+AZURE = (
+    "https://acct.blob.core.windows.net/m/w.bin?sv=2022-11-02&ss=b&srt=o&sp=r&se={day}T01:00:00Z&sig={sig}"
+)
 
 # (value, secret) per shape; the secret must not survive, the rest of the value may.
 SHAPES = [
-    (S3.format(day="20261203", sig="9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"), "9f86d0818"),
+    (
+        S3.format(day="20261203", sig="9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),
+        "9f86d0818",
+    ),
     (S3.format(day="20261203", sig="0"), "AKIAIOSFODNN7EXAMPLE"),
     (GCS.format(day="20261203", sig="5a1b2c3d4e5f60718293a4b5c6d7e8f9"), "5a1b2c3d4e5f6071"),
     (AZURE.format(day="2026-12-03", sig="PLANTEDazSig%2Bab%3D"), "PLANTEDazSig"),
@@ -94,7 +99,12 @@ def test_secret_keys(key: str, value: object) -> None:
 
 def test_sglang_server_args_repr_with_json_override() -> None:
     override = json.dumps(
-        {"rope_scaling": {"type": "yarn", "factor": 4.0}, "hf_token": "PLANTEDinnerTok", "cookie": "sid=PLANTEDck", "eagle_layers": [1, 19, 38]}
+        {
+            "rope_scaling": {"type": "yarn", "factor": 4.0},
+            "hf_token": "PLANTEDinnerTok",
+            "cookie": "sid=PLANTEDck",
+            "eagle_layers": [1, 19, 38],
+        }
     )
     text = (
         "server_args=ServerArgs(model_path='/models/Qwen3-32B', api_key='PLANTEDapi', tp_size=4, "
@@ -122,7 +132,9 @@ def test_vllm_non_default_args_dict() -> None:
     record = parse_start(NON_DEFAULT, body, Meta("v", 1, None))
     assert isinstance(record, ServerStart)
     assert "PLANTED" not in json.dumps(record.args)
-    assert record.args["model"] == "meta-llama/Llama-3.1-8B-Instruct" and record.args["max_model_len"] == 32768
+    assert (
+        record.args["model"] == "meta-llama/Llama-3.1-8B-Instruct" and record.args["max_model_len"] == 32768
+    )
     assert record.args["speculative_config"]["num_speculative_tokens"] == 3
 
 
@@ -133,7 +145,10 @@ def test_vllm_non_default_args_dict() -> None:
         ("speculative_draft_model_path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
         ("architectures", ["LlamaForCausalLMEagle3", "DeepseekV3ForCausalLMNextN"]),
         ("revision", "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b"),
-        ("model_path", "/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/9f1c2d3e4f5a6b7c8d9e0f1a"),
+        (
+            "model_path",
+            "/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/9f1c2d3e4f5a6b7c8d9e0f1a",
+        ),
         ("eagle_aux_hidden_state_layer_ids", [1, 23, 44]),
         ("random_seed", 123456789012345678),
         ("attention_backend", "flashinfer_trtllm_mla"),

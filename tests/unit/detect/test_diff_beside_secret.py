@@ -57,7 +57,10 @@ def test_a_change_beside_a_secret_is_kept(key: str, before: str, after: str) -> 
         ({}, {"api_key": "k2"}),  # a key added
         ({"api_key": "k1"}, {}),  # a key removed
         ({"model_path": "https://u:pw1@mirror/Q"}, {"model_path": "https://u:pw2@mirror/Q"}),  # only the pw
-        ({"json_model_override_args": _override(4.0)}, {"json_model_override_args": _override(4.0, "hf_X2rot99z")}),
+        (
+            {"json_model_override_args": _override(4.0)},
+            {"json_model_override_args": _override(4.0, "hf_X2rot99z")},
+        ),
     ],
 )
 def test_secrets_alone_are_no_change(before: dict[str, Any], after: dict[str, Any]) -> None:
