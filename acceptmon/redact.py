@@ -80,10 +80,13 @@ _QUERY_WORDS = frozenset(
 #: Keys whose values an engineer must see in a diff: exempt from the entropy guess (never from
 #: the shapes above). The last word of the key decides.
 _HARMLESS_LAST = frozenset(
-    {"path", "paths", "dir", "name", "model", "revision", "hash", "sha", "digest", "version", "architectures"}
+    {
+        *("path", "paths", "dir", "name", "model", "revision", "version", "architectures", "commit"),
+        *("hash", "sha", "sha1", "sha256", "sha512", "md5", "digest", "checksum", "etag"),  # config identity
+    }
 )
 
-# Linear patterns only: bounded prefixes, then one character class.
+# Linear patterns only: bounded prefixes, then one (possessive) character class.
 _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]{0,30}://[^/\s:@]{0,256}:)([^/\s@]{1,512})@")
 _HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 _CHUNK = re.compile(r"[^\s'\"<>]++")  # a query's candidate: one run without spaces or quotes
@@ -123,6 +126,9 @@ _BASIC = re.compile(r"(?i)(\bbasic\s{1,8})([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9
 _RUN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{20,}+={0,2}")
 _FRAGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _HEX = re.compile(r"[0-9a-fA-F]{32,}")
+_NOT_HEX = re.compile(r"[^0-9a-fA-F]+")
+_SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
+_DIGIT_EDGE = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 
 #: The fingerprint key, in a holder so that ``set_key`` swaps it for every caller.
 _KEY: list[bytes] = [os.environ.get("ACCEPTMON_REDACT_KEY", "").encode() or os.urandom(32)]
@@ -286,10 +292,14 @@ def _base64ish(value: str) -> bool:
 
 def _random(run: str) -> bool:
     """A run reads as random (base64, hex) rather than words: its letters and digits break into
-    short pieces (``YkZdZmuPBxStDzmG`` → Yk Zd Zmu …; ``LlamaForCausalLMEagle3`` → Llama For …)."""
-    alnum = [c for c in run if c.isalnum()]
-    if len(alnum) < 20 or not any(c.isalpha() for c in alnum):
+    short pieces (``YkZdZmuPBxStDzmG`` → Yk Zd Zmu …; ``LlamaForCausalLMEagle3`` → Llama For …).
+    Runs of short parts (``fp8_e4m3_kv_cache``, ``Qwen3-8B``) are names, not tokens."""
+    alnum = sum(c.isalnum() for c in run)
+    if alnum < 16 or not any(c.isalpha() for c in run):
         return False
-    if any(_HEX.fullmatch(piece) for piece in re.split(r"[^0-9a-fA-F]", run)):
+    if any(_HEX.fullmatch(piece) for piece in _NOT_HEX.split(run)):
         return True
-    return len(alnum) / len(_FRAGMENT.findall(run)) <= 2.4
+    if max(map(len, _SEPARATORS.split(run))) < 12:
+        return False
+    mixed = len(_DIGIT_EDGE.findall(run))  # letters and digits interleaved (``a8f3k2m9``)
+    return alnum / len(_FRAGMENT.findall(run)) <= 2.4 or mixed / alnum >= 0.25

@@ -146,6 +146,10 @@ def test_vllm_non_default_args_dict() -> None:
         ("architectures", ["LlamaForCausalLMEagle3", "DeepseekV3ForCausalLMNextN"]),
         ("revision", "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b"),
         (
+            "sha256",
+            "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b",
+        ),  # a watched file's digest
+        (
             "model_path",
             "/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/9f1c2d3e4f5a6b7c8d9e0f1a",
         ),
