@@ -81,7 +81,18 @@ _QUERY_WORDS = frozenset(
 #: the shapes above). The last word of the key decides.
 _HARMLESS_LAST = frozenset(
     {
-        *("path", "paths", "dir", "name", "model", "revision", "version", "architectures", "commit"),
+        *(
+            "path",
+            "paths",
+            "dir",
+            "name",
+            "model",
+            "tokenizer",
+            "revision",
+            "version",
+            "architectures",
+            "commit",
+        ),
         *("hash", "sha", "sha1", "sha256", "sha512", "md5", "digest", "checksum", "etag"),  # config identity
     }
 )

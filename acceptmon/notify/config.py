@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from acceptmon.notify.links import template_problems
+from acceptmon.redact import redact_text
 from acceptmon.suggest import did_you_mean
 
 Kind = Literal["slack", "webhook", "grafana"]
@@ -174,8 +175,6 @@ def _pasted_secret(value: str | None, where: str, problems: list[str], name: boo
     so without echoing it, since every later message would quote it as the variable's name."""
     if value is None:
         return False
-    from acceptmon.redact import redact_text
-
     if name and not _ENV_NAME.fullmatch(value):
         what = "the NAME of an environment variable (letters, digits and _)"
     elif "://" in value or redact_text(value) != value:
