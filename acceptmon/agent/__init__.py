@@ -446,7 +446,7 @@ class Agent:
                 "%s: no config.json found for draft model %s; changes inside it cannot be seen "
                 "(set hf_home for a Hugging Face cache elsewhere)",
                 source,
-                redact.redact_text(draft_path),
+                redact.redact_text(draft_path, harmless=True),
             )
         return found
 

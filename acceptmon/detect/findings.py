@@ -11,7 +11,7 @@ from acceptmon.detect.compare import Comparison, Level
 from acceptmon.detect.measure import Measure
 from acceptmon.detect.series import rate_from_len
 from acceptmon.model import ConfigDiff, Finding, Run
-from acceptmon.redact import is_redacted
+from acceptmon.redact import is_wholly_redacted, masked
 from acceptmon.runs.summary import describe_segment
 
 DROP = "acceptance_drop_after_change"
@@ -38,15 +38,26 @@ def source_key(rule: str, source: str, run_id: str | None = None) -> str:
 
 
 def without_secrets(diff: ConfigDiff | None) -> ConfigDiff | None:
-    """The diff minus keys whose values are redacted secrets: rotating an API key is never a
-    cause of an acceptance drop (a restart that changed only secrets is a plain restart)."""
+    """The diff minus changes that are only secrets: rotating an API key is never a cause of an
+    acceptance drop (a restart that changed only secrets is a plain restart).
+
+    Values are compared in their redacted forms with every redaction made alike, so a value that
+    merely *holds* a secret (``https://u:<redacted>@mirror/Qwen3-32B`` → ``…/Qwen3-8B``, an
+    override holding a token beside a changed ``rope_scaling``) stays a change; only keys whose
+    values are wholly a secret (or unset) on both sides, or differ in secrets alone, drop out."""
     if diff is None:
         return None
     return ConfigDiff(
-        changed=tuple(c for c in diff.changed if not (is_redacted(c[1]) or is_redacted(c[2]))),
-        added=tuple(a for a in diff.added if not is_redacted(a[1])),
-        removed=tuple(r for r in diff.removed if not is_redacted(r[1])),
+        changed=tuple(c for c in diff.changed if not _secret_only(c[1], c[2])),
+        added=tuple(a for a in diff.added if not is_wholly_redacted(a[1])),
+        removed=tuple(r for r in diff.removed if not is_wholly_redacted(r[1])),
     )
+
+
+def _secret_only(old: Any, new: Any) -> bool:
+    if is_wholly_redacted(old) or is_wholly_redacted(new):
+        return all(v in (None, "") or is_wholly_redacted(v) for v in (old, new))
+    return masked(old) == masked(new)
 
 
 def compose(diffs: Sequence[ConfigDiff | None]) -> ConfigDiff | None:

@@ -20,11 +20,13 @@ the only fatal error), and no message ever quotes a webhook URL.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from acceptmon.notify.links import template_problems
+from acceptmon.redact import redact_text
 from acceptmon.suggest import did_you_mean
 
 Kind = Literal["slack", "webhook", "grafana"]
@@ -109,6 +111,11 @@ def config_problems(section: Any) -> list[str]:
     return _parse(section)[1]
 
 
+def parse_partial(section: Any) -> tuple[NotifyConfig, list[str]]:
+    """The config as far as it reads, and its structural problems (for reporting every problem)."""
+    return _parse(section)
+
+
 def _parse(section: Any) -> tuple[NotifyConfig, list[str]]:
     if section is None:
         return NotifyConfig(), []
@@ -143,7 +150,10 @@ def _channel(kind: Kind, raw: Any, problems: list[str]) -> ChannelConfig:
     }
     problems.extend(f"{where}: unknown key {k!r}{did_you_mean(k, known)}" for k in raw if k not in known)
     url_env, url_file = _text(raw, env_key, where, problems), _text(raw, file_key, where, problems)
-    if (url_env is None) == (url_file is None):
+    pasted = _pasted_secret(url_env, f"{where}.{env_key}", problems, name=True)
+    pasted |= _pasted_secret(url_file, f"{where}.{file_key}", problems, name=False)
+    url_env, url_file = (None, None) if pasted else (url_env, url_file)
+    if not pasted and (url_env is None) == (url_file is None):
         problems.append(f"{where}: set exactly one of {env_key} or {file_key}")
     insecure = raw.get("allow_insecure_localhost", False)
     if not isinstance(insecure, bool):
@@ -155,6 +165,24 @@ def _channel(kind: Kind, raw: Any, problems: list[str]) -> ChannelConfig:
     if kind == "grafana" and base is None and "url" not in raw:
         problems.append(f"{where}.url: required, Grafana's base URL (e.g. https://grafana.example.com)")
     return ChannelConfig(kind, url_env, url_file, insecure, links=links, base_url=base, **numbers)
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def _pasted_secret(value: str | None, where: str, problems: list[str], name: bool) -> bool:
+    """A webhook URL or token pasted where the NAME of a variable (or a file path) belongs: say
+    so without echoing it, since every later message would quote it as the variable's name."""
+    if value is None:
+        return False
+    if name and not _ENV_NAME.fullmatch(value):
+        what = "the NAME of an environment variable (letters, digits and _)"
+    elif "://" in value or redact_text(value) != value:
+        what = "the NAME of what holds the secret (a variable, or a file path), not the secret itself"
+    else:
+        return False
+    problems.append(f"{where}: expected {what}; the value given is not shown (it may be a URL or secret)")
+    return True
 
 
 def _text(raw: Mapping[str, Any], key: str, where: str, problems: list[str]) -> str | None:

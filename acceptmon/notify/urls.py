@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from acceptmon.notify.config import ChannelConfig, NotifyConfig, NotifyConfigError, config_problems
-from acceptmon.notify.config import parse_notify_config as _parse_config
+from acceptmon.notify.config import ChannelConfig, NotifyConfig, NotifyConfigError, parse_partial
 from acceptmon.notify.secret import Secret
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -47,15 +46,15 @@ def resolve_urls(config: NotifyConfig, env: Mapping[str, str] | None = None) -> 
 
 
 def check_notify_config(section: Any, env: Mapping[str, str] | None = None) -> list[str]:
-    """All problems with the ``notify:`` section, including unreadable or odd URLs."""
-    problems = config_problems(section)
-    if problems:
-        return problems
-    try:
-        resolve_urls(_parse_config(section), env)
-    except NotifyConfigError as exc:
-        return exc.problems
-    return []
+    """All problems with the ``notify:`` section, including unreadable or odd URLs, in one go:
+    the secrets of channels that parsed far enough are checked beside the structural problems."""
+    config, problems = parse_partial(section)
+    said = {p.partition(":")[0] for p in problems}
+    for channel in config.channels():
+        if channel.url_env or channel.url_file:
+            found = _load(channel, os.environ if env is None else env)[1]
+            problems += [p for p in found if p.partition(":")[0] not in said]
+    return problems
 
 
 def _load(channel: ChannelConfig, env: Mapping[str, str]) -> tuple[Secret | None, list[str]]:

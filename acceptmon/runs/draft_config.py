@@ -90,7 +90,9 @@ def parse_config(data: bytes, path: str) -> dict[str, Any] | None:
         parsed = json.loads(data)
     except ValueError as exc:
         log.warning(
-            "draft config %s is not valid JSON (%s); snapshot has no draft config", redact_text(path), exc
+            "draft config %s is not valid JSON (%s); snapshot has no draft config",
+            redact_text(path, harmless=True),
+            exc,
         )
         return None
     return parsed if isinstance(parsed, dict) else None
@@ -120,7 +122,7 @@ def draft_reader(saved: list[str], readers: dict[str, FileReader]) -> DraftReade
             _runs_log.warning(
                 "draft model %s: no config.json here; changes inside it cannot be seen "
                 "(--draft-config points at a saved copy)",
-                redact_text(path),
+                redact_text(path, harmless=True),
             )
         return found
 
