@@ -17,11 +17,13 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
 from acceptmon.backfill.openmetrics import Recorder
+from acceptmon.backfill.window import TimeWindow
 from acceptmon.metrics.collect import store_metrics
 from acceptmon.model import Record
 from acceptmon.pipeline import Pipeline
@@ -46,11 +48,18 @@ head block, which is why history goes in as blocks, not through the agent."""
 
 
 class Sampler:
-    """A pipeline sink: after each record, snapshot its source when its log time moved a step on."""
+    """A pipeline sink: after each record, snapshot its source when its log time moved a step on.
 
-    def __init__(self, pipeline: Pipeline, step: float, labels: dict[str, str] | None = None) -> None:
+    Only trusted times (``window.TimeWindow``: never after ``now``, never an isolated outlier)
+    become sample times; a refused line's values show in the next sample.
+    """
+
+    def __init__(
+        self, pipeline: Pipeline, step: float, labels: dict[str, str] | None = None, now: float | None = None
+    ) -> None:
         self._pipeline, self._step = pipeline, step
         self.recorder = Recorder(labels)
+        self.window = TimeWindow(time.time() if now is None else now)
         self._last: dict[str, float] = {}
         self._latest: dict[str, float] = {}
         self.oldest: float | None = None
@@ -61,14 +70,22 @@ class Sampler:
             return
         t = ts.timestamp()
         source = record.meta.source
-        self._latest[source] = t
+        for trusted in self.window.admit(source, t):
+            self._trusted(source, trusted)
+            # A held time trusted late is not sampled: the store holds later lines by now.
+            if trusted == t and trusted - self._last.get(source, float("-inf")) >= self._step:
+                self._last[source] = t
+                self.recorder.snapshot(store_metrics(self._pipeline.store), t, source)
+
+    def _trusted(self, source: str, t: float) -> None:
+        self._latest[source] = max(t, self._latest.get(source, t))
         self.oldest = t if self.oldest is None else min(self.oldest, t)
-        if t - self._last.get(source, float("-inf")) >= self._step:
-            self._last[source] = t
-            self.recorder.snapshot(store_metrics(self._pipeline.store), t, source)
 
     def finish(self) -> None:
         """The state at each source's last line (the rest of its last step)."""
+        for source, times in self.window.finish().items():
+            for t in times:
+                self._trusted(source, t)
         for source, t in self._latest.items():
             if t > self._last.get(source, float("-inf")):
                 self.recorder.snapshot(store_metrics(self._pipeline.store), t, source)
@@ -171,6 +188,9 @@ def main(
         print(f"acceptmon: cannot write {om}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"wrote {om}: {sampler.recorder.points} points of {len(sampler.recorder.families)} metrics")
+    refused = sampler.window.refused()
+    if refused:
+        print(refused, file=sys.stderr)
     if not sampler.recorder.points:
         print("acceptmon: nothing to backfill: no line with a timestamp and a metric", file=sys.stderr)
         return 0
