@@ -39,6 +39,7 @@ from acceptmon.labels import SourceIdentity
 from acceptmon.model import Finding, Run, SpecSettings
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker
+from acceptmon.runs.ahead import AheadGuard
 from acceptmon.runs.codec import SnapshotStore
 from acceptmon.runs.draft_config import parse_config, read_draft_config, read_local
 from acceptmon.runs.watched_files import WatchedFiles
@@ -106,7 +107,13 @@ class Agent:
         self.draft_missing: dict[str, bool] = {}
         self._draft_warned: set[tuple[str, str]] = set()
         self._unknown_warned: set[str] = set()
-        self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
+        # Log times more than AHEAD_S after this host's clock are counted, never trusted.
+        self.pipeline = Pipeline(
+            self.tracker,
+            year_hint=lambda _chunk: datetime.now(UTC),
+            zone=self._zone,
+            ahead=AheadGuard(self.clock.now),
+        )
         self.detector = Detector(DetectConfig.from_dict(settings.detect))
         self.pipeline.consumers.append(self.detector)
         #: Per-run acceptance and the verdict, for /api/runs and /api/verdict.
