@@ -136,7 +136,8 @@ class Agent:
             if saved is not None and not self._restore(saved):
                 self._discard(CheckpointInvalid("checkpoint", "could not be restored"))
                 self._build_core()
-            self.history.open_at_start(self.detector.findings())
+                saved = None
+            self.history.open_at_start(self.detector.findings(), saved.paged if saved is not None else None)
         for cfg in self.settings.sources:
             self._add_source(cfg)
         # Log time as "now": the agent's own downtime must not look like a stalled log.
@@ -405,9 +406,11 @@ class Agent:
 
     def _announced(self) -> dict[str, Any]:
         """Keys already announced (of the findings the detector still holds) and the counts raised."""
-        held = {f.key for f in self.detector.findings()}
+        findings = self.detector.findings()
+        held = {f.key for f in findings}
         raised = [[*key, n] for key, n in sorted(self.raised.items())]
-        return {"keys": sorted(self._fired & held), "raised": raised}
+        paged = [list(ep) for ep in self.history.paged(findings)]
+        return {"keys": sorted(self._fired & held), "raised": raised, "paged": paged}
 
     def _restore_findings(self, saved: Checkpoint) -> None:
         """The detector's state, and what was announced of it: an open finding stays open across
