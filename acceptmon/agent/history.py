@@ -66,8 +66,10 @@ class HistoryFilter:
         self._open = {f.key for f in active if episode(f) in self._paged}
 
     def paged(self, findings: Iterable[Finding]) -> list[Episode]:
-        """The episodes of ``findings`` (those still held) that were paged, for the checkpoint."""
-        return sorted({ep for f in findings if (ep := episode(f)) in self._paged}, key=str)
+        """The episodes of ``findings`` (those still held) that were paged, for the checkpoint;
+        the others are forgotten (the detector no longer holds them), which bounds the set."""
+        self._paged = {ep for f in findings if (ep := episode(f)) in self._paged}
+        return sorted(self._paged, key=str)
 
     def caught_up(self, findings: Iterable[Finding], last_time: Callable[[str], datetime | None]) -> None:
         """The backlog is read: what it resolved is history; everything later is news."""
