@@ -25,8 +25,9 @@ from typing import Any
 from acceptmon.backfill.openmetrics import Recorder
 from acceptmon.backfill.window import TimeWindow
 from acceptmon.metrics.collect import store_metrics
-from acceptmon.model import Record
+from acceptmon.model import TIME_AHEAD, Record
 from acceptmon.pipeline import Pipeline
+from acceptmon.runs.ahead import AheadGuard
 from acceptmon.runs.draft_config import FileReader
 from acceptmon.runsview.inputs import InputError, Log
 from acceptmon.runsview.read import feed_file, new_pipeline
@@ -77,6 +78,11 @@ class Sampler:
                 self._last[source] = t
                 self.recorder.snapshot(store_metrics(self._pipeline.store), t, source)
 
+    def refused(self) -> str | None:
+        """The stderr note on line times not used, or None."""
+        ahead = sum(s.error_kinds.get(TIME_AHEAD, 0.0) for s in self._pipeline.store.sources.values())
+        return self.window.refused(int(ahead))
+
     def _trusted(self, source: str, t: float) -> None:
         self._latest[source] = max(t, self._latest.get(source, t))
         self.oldest = t if self.oldest is None else min(self.oldest, t)
@@ -100,6 +106,8 @@ def collect(
     labels: dict[str, str] | None = None,
 ) -> Sampler:
     pipeline, _table = new_pipeline(tz, draft_config, readers)
+    # As in the agent: a time ahead of this host's clock is never a record's (nor a gauge's) time.
+    pipeline.ahead = AheadGuard(time.time)
     sampler = Sampler(pipeline, step, labels)
     pipeline.sinks.append(sampler)
     files = [(lg, path) for lg in logs for path in lg.files]
@@ -188,7 +196,7 @@ def main(
         print(f"acceptmon: cannot write {om}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"wrote {om}: {sampler.recorder.points} points of {len(sampler.recorder.families)} metrics")
-    refused = sampler.window.refused()
+    refused = sampler.refused()
     if refused:
         print(refused, file=sys.stderr)
     if not sampler.recorder.points:

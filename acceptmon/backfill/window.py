@@ -96,12 +96,14 @@ class TimeWindow:
                 self.outliers += 1
         return out
 
-    def refused(self) -> str | None:
-        """The stderr note on refused times, or None if there were none."""
-        if not (self.future or self.outliers):
+    def refused(self, ahead: int = 0) -> str | None:
+        """The stderr note on refused times (``ahead``: lines the pipeline's guard already
+        retimed, ``runs.ahead``), or None if there were none."""
+        future = self.future + ahead
+        if not (future or self.outliers):
             return None
         return (
-            f"acceptmon: {self.future + self.outliers} line time(s) not used as sample times: "
-            f"{self.future} after now, {self.outliers} far from their neighbouring lines' times (a "
+            f"acceptmon: {future + self.outliers} line time(s) not used as sample times: "
+            f"{future} after now, {self.outliers} far from their neighbouring lines' times (a "
             "corrupted timestamp); those lines' values are in the next sample"
         )

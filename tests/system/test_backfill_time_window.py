@@ -50,6 +50,10 @@ def test_far_future_and_isolated_past_times_make_no_block(tmp_path: Path) -> Non
     span = (start.timestamp() - 1, (start + timedelta(seconds=640)).timestamp() + 1)
     assert stamps and all(span[0] <= t <= span[1] for t in stamps)
 
+    text = (out / "acceptmon.om").read_text()
+    last_line = [float(x.split(" ")[1]) for x in text.splitlines() if x.startswith("acceptmon_last_decode_")]
+    assert last_line and max(last_line) <= began  # the gauge never holds the future line's time either
+
     metas = [json.loads(p.read_text()) for p in (out / "blocks").glob("*/meta.json")]
     assert metas, "promtool wrote no block"
     for meta in metas:
