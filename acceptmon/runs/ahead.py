@@ -10,7 +10,10 @@ values still count and the run goes on, but its time is never used. The
 pipeline counts each such line as ``acceptmon_parse_errors_total{kind="time_ahead"}``.
 
 Five minutes leave room for NTP-synced hosts writing a line while the agent
-reads it, and for an SSH host a little ahead of this one.
+reads it, and for an SSH host a little ahead of this one. A host whose clock
+runs ahead for good gives its source no trusted time: its values still count,
+and ``log_stalled`` may fire while its lines arrive, with the ``time_ahead``
+count saying why (fix that host's clock).
 """
 
 from __future__ import annotations
