@@ -190,15 +190,17 @@ class RuntimeChange:
 
 #: Kinds of ``acceptmon_parse_errors_total{kind}``: a damaged or unreadable record,
 #: a line over the splitter's length limit, a value outside its physical range,
-#: a start line over its size cap, and a record whose handling raised (contained).
-MALFORMED, OVERLONG, OUT_OF_RANGE, TOO_LARGE, EXCEPTION = (
+#: a start line over its size cap, a record whose handling raised (contained), and a
+#: line time ahead of the host clock (``runs.ahead``: its values count, its time does not).
+MALFORMED, OVERLONG, OUT_OF_RANGE, TOO_LARGE, EXCEPTION, TIME_AHEAD = (
     "malformed",
     "overlong",
     "out_of_range",
     "too_large",
     "exception",
+    "time_ahead",
 )
-PARSE_ERROR_KINDS = (MALFORMED, OVERLONG, OUT_OF_RANGE, TOO_LARGE, EXCEPTION)
+PARSE_ERROR_KINDS = (MALFORMED, OVERLONG, OUT_OF_RANGE, TOO_LARGE, EXCEPTION, TIME_AHEAD)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from acceptmon.model import (
     EXCEPTION,
     OUT_OF_RANGE,
     OVERLONG,
+    TIME_AHEAD,
     Chunk,
     Crash,
     DecodeSample,
@@ -44,6 +45,7 @@ from acceptmon.model import (
 )
 from acceptmon.parse.line import LineParser
 from acceptmon.runs import RunTracker
+from acceptmon.runs.ahead import AheadGuard
 from acceptmon.runs.batch import DecodeBatch
 
 log = logging.getLogger("acceptmon.pipeline")
@@ -67,7 +69,8 @@ ZoneOf = Callable[[str], tzinfo]
 class Pipeline:
     """``year_hint`` gives vLLM's year-less lines a year from the latest chunk of their
     source (e.g. its file's mtime); ``year`` pins it instead; ``zone`` names each
-    source's time zone (default UTC, so tables and goldens do not depend on the host)."""
+    source's time zone (default UTC, so tables and goldens do not depend on the host);
+    ``ahead`` (the live agent's) keeps times ahead of the host clock from being trusted."""
 
     def __init__(
         self,
@@ -77,6 +80,7 @@ class Pipeline:
         zone: ZoneOf | None = None,
         year: int | None = None,
         bulk: bool = True,
+        ahead: AheadGuard | None = None,
     ) -> None:
         self.tracker = tracker or RunTracker()
         self.store = store or Store()
@@ -86,6 +90,7 @@ class Pipeline:
         self._zone = zone
         self._year = year
         self.bulk = bulk
+        self.ahead = ahead
         #: Given every kept record and every Decode batch (the detector, the jsonl writer).
         self.consumers: list[Consumer] = []
         #: Called with every kept record; a batch is handed on as its records (tests, the demo).
@@ -151,6 +156,22 @@ class Pipeline:
                 kind,
             )
 
+    def count_ahead(self, source: str, lineno: int, n: int = 1) -> None:
+        """Lines whose time is ahead of the host clock: counted, used with their source's last
+        trusted time; the first per source is logged (its line number, never its text)."""
+        self.store.stats(source).count_error(TIME_AHEAD, n)
+        if (source, TIME_AHEAD) not in self._logged:
+            self._logged.add((source, TIME_AHEAD))
+            log.warning(
+                "%s line %d: time more than %.0f s ahead of this host's clock (bad clock or corrupted "
+                "timestamp): its values are kept, its time is not trusted; further ones are counted in "
+                'acceptmon_parse_errors_total{kind="%s"} only',
+                source,
+                lineno,
+                self.ahead.ahead_s if self.ahead else 0.0,
+                TIME_AHEAD,
+            )
+
     def contained(self, source: str, lineno: int, exc: Exception) -> None:
         """An exception while handling one record: counted, logged by type only."""
         self.count_error(source, lineno, EXCEPTION, type(exc).__name__)
@@ -158,6 +179,10 @@ class Pipeline:
     def route(self, record: Record) -> None:
         """Send one record through run tracking, the store and the sinks (each contained)."""
         try:
+            if self.ahead is not None:
+                record, ahead = self.ahead.record(record)
+                if ahead:
+                    self.count_ahead(record.meta.source, record.meta.lineno)
             kept = self._track(record)
         except Exception as exc:
             self.contained(record.meta.source, record.meta.lineno, exc)
@@ -190,6 +215,10 @@ class Pipeline:
         first line); the store's sums are already in, as on the per-line path.
         """
         try:
+            if self.ahead is not None:
+                ahead = self.ahead.batch(batch)
+                if ahead:
+                    self.count_ahead(batch.source, batch.lineno, ahead)
             self.store.decode_batch(batch)
         except Exception as exc:
             self.contained(batch.source, batch.lineno, exc)

@@ -39,6 +39,7 @@ from acceptmon.labels import SourceIdentity
 from acceptmon.model import Finding, Run, SpecSettings
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker
+from acceptmon.runs.ahead import AheadGuard
 from acceptmon.runs.codec import SnapshotStore
 from acceptmon.runs.draft_config import parse_config, read_draft_config, read_local
 from acceptmon.runs.watched_files import WatchedFiles
@@ -106,7 +107,13 @@ class Agent:
         self.draft_missing: dict[str, bool] = {}
         self._draft_warned: set[tuple[str, str]] = set()
         self._unknown_warned: set[str] = set()
-        self.pipeline = Pipeline(self.tracker, year_hint=lambda _chunk: datetime.now(UTC), zone=self._zone)
+        # Log times more than AHEAD_S after this host's clock are counted, never trusted.
+        self.pipeline = Pipeline(
+            self.tracker,
+            year_hint=lambda _chunk: datetime.now(UTC),
+            zone=self._zone,
+            ahead=AheadGuard(self.clock.now),
+        )
         self.detector = Detector(DetectConfig.from_dict(settings.detect))
         self.pipeline.consumers.append(self.detector)
         #: Per-run acceptance and the verdict, for /api/runs and /api/verdict.
@@ -129,7 +136,8 @@ class Agent:
             if saved is not None and not self._restore(saved):
                 self._discard(CheckpointInvalid("checkpoint", "could not be restored"))
                 self._build_core()
-            self.history.open_at_start(self.detector.findings())
+                saved = None
+            self.history.open_at_start(self.detector.findings(), saved.paged if saved is not None else None)
         for cfg in self.settings.sources:
             self._add_source(cfg)
         # Log time as "now": the agent's own downtime must not look like a stalled log.
@@ -398,9 +406,11 @@ class Agent:
 
     def _announced(self) -> dict[str, Any]:
         """Keys already announced (of the findings the detector still holds) and the counts raised."""
-        held = {f.key for f in self.detector.findings()}
+        findings = self.detector.findings()
+        held = {f.key for f in findings}
         raised = [[*key, n] for key, n in sorted(self.raised.items())]
-        return {"keys": sorted(self._fired & held), "raised": raised}
+        paged = [list(ep) for ep in self.history.paged(findings)]
+        return {"keys": sorted(self._fired & held), "raised": raised, "paged": paged}
 
     def _restore_findings(self, saved: Checkpoint) -> None:
         """The detector's state, and what was announced of it: an open finding stays open across

@@ -48,6 +48,8 @@ class Checkpoint:
     raised: dict[tuple[str, str, str], int]
     #: Per-run acceptance for /api/runs (``RunTable.checkpoint``): advisory, read leniently.
     run_stats: Json | None = None
+    #: Episodes (key, first_seen) handed to notifiers (``agent.history``); None in older checkpoints.
+    paged: frozenset[tuple[str, str | None]] | None = None
 
 
 def parse(doc: Any, detect: DetectConfig) -> Checkpoint:
@@ -64,9 +66,10 @@ def parse(doc: Any, detect: DetectConfig) -> Checkpoint:
     if detector:
         _detector(detector, detect)
     keys, raised = _announced(top.get("announced") or {})
+    paged = _paged((top.get("announced") or {}).get("paged"))
     stats = top.get("run_stats")
     return Checkpoint(
-        sources, pipeline, runs, detector, keys, raised, stats if isinstance(stats, dict) else None
+        sources, pipeline, runs, detector, keys, raised, stats if isinstance(stats, dict) else None, paged
     )
 
 
@@ -257,7 +260,7 @@ def _detector(d: Json, detect: DetectConfig) -> None:
 
 
 def _announced(raw: Any) -> tuple[frozenset[str], dict[tuple[str, str, str], int]]:
-    d = _obj(raw, "announced", optional={"keys", "raised"})
+    d = _obj(raw, "announced", optional={"keys", "raised", "paged"})
     keys = frozenset(_str(k, "announced.keys[]") for k in _list(d.get("keys", []), "announced.keys"))
     raised: dict[tuple[str, str, str], int] = {}
     for i, item in enumerate(_list(d.get("raised", []), "announced.raised")):
@@ -267,6 +270,19 @@ def _announced(raw: Any) -> tuple[frozenset[str], dict[tuple[str, str, str], int
         rule, source, severity = (_str(v, f"announced.raised[{i}]") for v in row[:3])
         raised[(rule, source, severity)] = _int(row[3], f"announced.raised[{i}][3]")
     return keys, raised
+
+
+def _paged(raw: Any) -> frozenset[tuple[str, str | None]] | None:
+    """``announced.paged``: [[key, first_seen or null], …]; absent (None) in older checkpoints."""
+    if raw is None:
+        return None
+    out: set[tuple[str, str | None]] = set()
+    for i, item in enumerate(_list(raw, "announced.paged")):
+        row = _list(item, f"announced.paged[{i}]")
+        if len(row) != 2 or not (row[1] is None or isinstance(row[1], str)):
+            raise CheckpointInvalid(f"announced.paged[{i}]", "not [key, first_seen or null]")
+        out.add((_str(row[0], f"announced.paged[{i}][0]"), row[1]))
+    return frozenset(out)
 
 
 # -- primitives --------------------------------------------------------------------------

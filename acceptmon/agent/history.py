@@ -5,10 +5,15 @@ downtime) it reads the backlog in one go. Findings raised and resolved within
 it — a drop that a later revert fixed, a stall that ended days ago — are
 history: they are logged and kept in /api/findings, but notifiers never see
 them. A finding still open when the backlog is read is sent (a drop still
-active is news). Two exceptions keep that honest: a finding already open
+active is news). Two exceptions keep that honest: a finding already paged
 when the agent stopped is not history (its RESOLVED must follow its firing),
 and a log that has been silent since long before the agent started does not
 page as a stall (nobody is running there any more).
+
+Which episodes were paged is checkpointed (``paged``), so a restart tells a
+finding the last run paged from one it held back as history (or never got
+to decide on): only the first is open news; the others are judged afresh,
+and a stall held as history stays held.
 """
 
 from __future__ import annotations
@@ -43,11 +48,28 @@ class HistoryFilter:
         self.catching_up = True
         self._open: set[str] = set()
         self._history: set[Episode] = set()
+        #: Episodes handed to the notifiers (checkpointed: a restart must know them).
+        self._paged: set[Episode] = set()
         self._last_time: Callable[[str], datetime | None] | None = None
 
-    def open_at_start(self, findings: Iterable[Finding]) -> None:
-        """Findings open in the checkpoint: announced before the restart, so never history."""
-        self._open = {f.key for f in findings if f.active}
+    def open_at_start(self, findings: Iterable[Finding], paged: Iterable[Episode] | None = None) -> None:
+        """Findings open in the checkpoint that were paged before the restart: never history.
+
+        ``paged`` is the checkpoint's record of what was paged; without one (an older
+        checkpoint) every open finding counts as paged.
+        """
+        active = [f for f in findings if f.active]
+        if paged is None:
+            self._open = {f.key for f in active}
+            return
+        self._paged = set(paged)
+        self._open = {f.key for f in active if episode(f) in self._paged}
+
+    def paged(self, findings: Iterable[Finding]) -> list[Episode]:
+        """The episodes of ``findings`` (those still held) that were paged, for the checkpoint;
+        the others are forgotten (the detector no longer holds them), which bounds the set."""
+        self._paged = {ep for f in findings if (ep := episode(f)) in self._paged}
+        return sorted(self._paged, key=str)
 
     def caught_up(self, findings: Iterable[Finding], last_time: Callable[[str], datetime | None]) -> None:
         """The backlog is read: what it resolved is history; everything later is news."""
@@ -69,6 +91,7 @@ class HistoryFilter:
             self._history.add(ep)
             log.info("history, not sent: %s on %s (silent since before the agent started)", f.rule, f.source)
             return False
+        self._paged.add(ep)
         return True
 
     def _stale(self, source: str) -> bool:

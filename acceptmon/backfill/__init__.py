@@ -17,14 +17,17 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
 from acceptmon.backfill.openmetrics import Recorder
+from acceptmon.backfill.window import TimeWindow
 from acceptmon.metrics.collect import store_metrics
-from acceptmon.model import Record
+from acceptmon.model import TIME_AHEAD, Record
 from acceptmon.pipeline import Pipeline
+from acceptmon.runs.ahead import AheadGuard
 from acceptmon.runs.draft_config import FileReader
 from acceptmon.runsview.inputs import InputError, Log
 from acceptmon.runsview.read import feed_file, new_pipeline
@@ -46,11 +49,18 @@ head block, which is why history goes in as blocks, not through the agent."""
 
 
 class Sampler:
-    """A pipeline sink: after each record, snapshot its source when its log time moved a step on."""
+    """A pipeline sink: after each record, snapshot its source when its log time moved a step on.
 
-    def __init__(self, pipeline: Pipeline, step: float, labels: dict[str, str] | None = None) -> None:
+    Only trusted times (``window.TimeWindow``: never after ``now``, never an isolated outlier)
+    become sample times; a refused line's values show in the next sample.
+    """
+
+    def __init__(
+        self, pipeline: Pipeline, step: float, labels: dict[str, str] | None = None, now: float | None = None
+    ) -> None:
         self._pipeline, self._step = pipeline, step
         self.recorder = Recorder(labels)
+        self.window = TimeWindow(time.time() if now is None else now)
         self._last: dict[str, float] = {}
         self._latest: dict[str, float] = {}
         self.oldest: float | None = None
@@ -61,14 +71,27 @@ class Sampler:
             return
         t = ts.timestamp()
         source = record.meta.source
-        self._latest[source] = t
+        for trusted in self.window.admit(source, t):
+            self._trusted(source, trusted)
+            # A held time trusted late is not sampled: the store holds later lines by now.
+            if trusted == t and trusted - self._last.get(source, float("-inf")) >= self._step:
+                self._last[source] = t
+                self.recorder.snapshot(store_metrics(self._pipeline.store), t, source)
+
+    def refused(self) -> str | None:
+        """The stderr note on line times not used, or None."""
+        ahead = sum(s.error_kinds.get(TIME_AHEAD, 0.0) for s in self._pipeline.store.sources.values())
+        return self.window.refused(int(ahead))
+
+    def _trusted(self, source: str, t: float) -> None:
+        self._latest[source] = max(t, self._latest.get(source, t))
         self.oldest = t if self.oldest is None else min(self.oldest, t)
-        if t - self._last.get(source, float("-inf")) >= self._step:
-            self._last[source] = t
-            self.recorder.snapshot(store_metrics(self._pipeline.store), t, source)
 
     def finish(self) -> None:
         """The state at each source's last line (the rest of its last step)."""
+        for source, times in self.window.finish().items():
+            for t in times:
+                self._trusted(source, t)
         for source, t in self._latest.items():
             if t > self._last.get(source, float("-inf")):
                 self.recorder.snapshot(store_metrics(self._pipeline.store), t, source)
@@ -83,6 +106,8 @@ def collect(
     labels: dict[str, str] | None = None,
 ) -> Sampler:
     pipeline, _table = new_pipeline(tz, draft_config, readers)
+    # As in the agent: a time ahead of this host's clock is never a record's (nor a gauge's) time.
+    pipeline.ahead = AheadGuard(time.time)
     sampler = Sampler(pipeline, step, labels)
     pipeline.sinks.append(sampler)
     files = [(lg, path) for lg in logs for path in lg.files]
@@ -171,6 +196,9 @@ def main(
         print(f"acceptmon: cannot write {om}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"wrote {om}: {sampler.recorder.points} points of {len(sampler.recorder.families)} metrics")
+    refused = sampler.refused()
+    if refused:
+        print(refused, file=sys.stderr)
     if not sampler.recorder.points:
         print("acceptmon: nothing to backfill: no line with a timestamp and a metric", file=sys.stderr)
         return 0

@@ -11,7 +11,8 @@ spec-decode record):
 ==================  ========================  =====================================================
 column              dtype                     meaning
 ==================  ========================  =====================================================
-ts                  datetime64[…, zone]       the line's time, in the source's zone
+ts                  datetime64[…, zone]       the line's time, in the source's zone (NaT if pandas cannot
+                                              hold it: before 1677 or after 2262, with a warning)
 source              category                  the log (a rotated set is one source)
 engine              category                  ``sglang`` or ``vllm``
 run_id              category                  the server run the interval belongs to (r1, r2, …)
@@ -149,7 +150,7 @@ def read_log(
 
     columns, _table = _read(sources, timezone, draft_config, ssh_config)
     c = columns.cols
-    epochs = pd.array(c["ts"], dtype="float64")
+    epochs = pd.array(_in_pandas_range(c["ts"]), dtype="float64")
     frame = pd.DataFrame(
         {
             "ts": pd.to_datetime(epochs, unit="s", utc=True).tz_convert(_zone(timezone)),
@@ -167,6 +168,30 @@ def read_log(
         }
     )
     return frame
+
+
+#: Epoch seconds pandas' nanosecond timestamps hold (1677-09-22 … 2262-04-11), whole seconds inside.
+_EPOCH_RANGE = (-9_223_372_036.0, 9_223_372_036.0)
+
+
+def _in_pandas_range(epochs: list[float | None]) -> list[float | None]:
+    """``epochs`` with the times pandas cannot hold as None (NaT), and one warning naming how many.
+
+    A corrupted line (year 9999) must not fail the whole log: pandas converts fractional epochs
+    at nanosecond resolution, whose range ends in 2262, and raises for the whole column.
+    """
+    low, high = _EPOCH_RANGE
+    out = [t if t is None or low <= t <= high else None for t in epochs]
+    dropped = sum(1 for t, kept in zip(epochs, out, strict=True) if t is not None and kept is None)
+    if dropped:
+        import warnings
+
+        warnings.warn(
+            f"acceptmon: {dropped} line time(s) outside pandas' range (1677-2262) dropped (ts is NaT)",
+            UserWarning,
+            stacklevel=3,
+        )
+    return out
 
 
 def read_runs(

@@ -50,7 +50,7 @@ _STORE: tuple[MetricDef, ...] = (
     _c(
         "acceptmon_parse_errors",
         "Lines that looked like records but could not be used, by kind "
-        "(malformed, overlong, out_of_range, too_large, exception).",
+        "(malformed, overlong, out_of_range, too_large, exception, time_ahead).",
         ("source", "kind"),
     ),
     _c("acceptmon_decode_batches", "SGLang Decode batch lines (one per logging interval and rank)."),

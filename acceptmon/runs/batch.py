@@ -197,8 +197,16 @@ class DecodeBatch:
         return self._memo("epochs", lambda: self._epochs(self._prefixes()))  # type: ignore[no-any-return]
 
     def last_epoch(self) -> float | None:
+        epochs: list[float | None] | None = self._cols.get("epochs")
+        if epochs is not None:
+            return epochs[-1]
         last = self._decode[-1]
         return self._epochs([last[: last.rfind(DECODE)]])[0]
+
+    def retime(self, stamps: list[Stamp], epochs: list[float | None]) -> None:
+        """Replace the Decode lines' times (``runs.ahead``: times ahead of the host clock are
+        not trusted); every reader of times, ``records`` included, sees these from now on."""
+        self._cols["stamps"], self._cols["epochs"], self._cols["retimed"] = stamps, epochs, True
 
     def rate(self, accept_len: float | None) -> float | None:
         """The normalised accept rate of one line, as the run tracker fills it into a record."""
@@ -209,9 +217,15 @@ class DecodeBatch:
         per-line path gives them (rates normalised as the run tracker does)."""
         out: list[Record] = []
         parse, lineno = self._parse, self.lineno
+        stamps: list[Stamp] | None = self._cols["stamps"] if "retimed" in self._cols else None
+        k = 0
         for text in self.lines:
             if DECODE in text or PREFILL in text:
                 record = parse(text, lineno)
+                if isinstance(record, DecodeSample):
+                    if stamps is not None and k < len(stamps):
+                        record = replace(record, meta=replace(record.meta, ts=stamps[k][0]))
+                    k += 1
                 if isinstance(record, DecodeSample) and record.accept_len is not None:
                     rate = self.rate(record.accept_len)
                     if rate is not None:
