@@ -57,11 +57,10 @@ def start() -> Iterator[Callable[..., HttpServer]]:
         server.stop()
 
 
-def held_bcrypt(server: HttpServer) -> HeldBcrypt:
+def held_bcrypt(server: HttpServer, monkeypatch: pytest.MonkeyPatch) -> HeldBcrypt:
     fake = HeldBcrypt()
-    auth = server._auth
-    assert isinstance(auth, BasicAuth)
-    auth._bcrypt = fake  # the module's one use: checkpw
+    assert isinstance(server._auth, BasicAuth)
+    monkeypatch.setattr(server._auth, "_bcrypt", fake)  # the module's one use: checkpw
     return fake
 
 
@@ -116,9 +115,11 @@ def test_a_non_ascii_authorization_header_gets_401_not_a_closed_connection(
     assert request(port, "/metrics", basic("prom", "pw"))[0] == 200
 
 
-def test_a_repeated_wrong_password_costs_one_bcrypt_check(start: Callable[..., HttpServer]) -> None:
+def test_a_repeated_wrong_password_costs_one_bcrypt_check(
+    start: Callable[..., HttpServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
     server = start(ROUTES)
-    fake = held_bcrypt(server)
+    fake = held_bcrypt(server, monkeypatch)
     for _ in range(6):
         assert request(server.port, "/metrics", basic("prom", "guess"))[0] == 401
         assert request(server.port, "/metrics", basic("nobody", "guess"))[0] == 401
@@ -141,9 +142,10 @@ def test_the_failure_cache_never_holds_the_password_and_is_bounded() -> None:
 
 def test_a_client_guessing_new_passwords_is_throttled_without_bcrypt(
     start: Callable[..., HttpServer],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server = start(ROUTES)  # the defaults: a burst of 10 checks, then 5 a second
-    fake = held_bcrypt(server)
+    fake = held_bcrypt(server, monkeypatch)
     statuses = [request(server.port, "/metrics", basic("prom", f"guess-{i}"))[0] for i in range(40)]
     assert statuses[:10] == [401] * 10 and set(statuses) == {401, 429}
     assert fake.calls == statuses.count(401) < 30
@@ -153,9 +155,10 @@ def test_a_client_guessing_new_passwords_is_throttled_without_bcrypt(
 
 def test_verified_scrapes_are_served_while_bcrypt_checks_hold_the_untrusted_workers(
     start: Callable[..., HttpServer],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server = start(ROUTES, limits=Limits(workers=4, queue=4))
-    fake = held_bcrypt(server)
+    fake = held_bcrypt(server, monkeypatch)
     assert request(server.port, "/metrics", basic("prom", "pw"))[0] == 200  # verified, cached
     fake.held.clear()
     flood = in_flight(server.port, 12, "/metrics", lambda i: basic("prom", f"guess-{i}"))
