@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from email.message import Message
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Literal
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -138,6 +138,10 @@ class ConnectionStats:
             return dict(self.rejected)
 
 
+#: ok (verified, or not needed), verify (needs a bcrypt check), denied (401), throttled (429)
+Auth = Literal["ok", "verify", "denied", "throttled"]
+
+
 @dataclass(slots=True)
 class _Request:
     """A parsed request head and what the reactor decided about its credentials."""
@@ -146,9 +150,7 @@ class _Request:
     target: str = ""
     version: str = ""
     headers: Message | None = None  # None: a malformed head, answered 400
-    #: ok (verified or not needed), verify (needs bcrypt), denied (401), throttled (429);
-    #: denied until the reactor's classification says otherwise
-    auth: str = "denied"
+    auth: Auth = "denied"  # until the reactor's classification says otherwise
     credentials: tuple[str, str] = ("", "")
 
     @property
