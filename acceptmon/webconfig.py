@@ -318,11 +318,14 @@ class BasicAuth:
 
     Usernames are compared with ``hmac.compare_digest`` against every user, and
     exactly one bcrypt check runs whether or not the user exists, so timing
-    reveals neither. A successful check is cached under a SHA-256 of (user,
-    hash, password), as exporter-toolkit does, so scrapes do not pay ~70 ms each.
+    reveals neither. Each verdict is cached under a SHA-256 of (user, hash,
+    password) — never the password itself: successes as exporter-toolkit does,
+    so scrapes do not pay ~70 ms each, and failures, so a wrong password sent
+    again costs no bcrypt check (a repeat reveals nothing the sender did not know).
     """
 
     CACHE_SIZE = 100
+    FAILED_SIZE = 1024
 
     def __init__(self, users: Mapping[str, str]) -> None:
         import bcrypt
@@ -333,26 +336,41 @@ class BasicAuth:
         # A hash of the users' cost for unknown names, so they take as long as known ones.
         self._dummy = bcrypt.hashpw(os.urandom(16).hex().encode(), bcrypt.gensalt(cost))
         self._cache: OrderedDict[bytes, None] = OrderedDict()
+        self._failed: OrderedDict[bytes, None] = OrderedDict()
         self._lock = threading.Lock()
 
-    def check(self, user: str, password: str) -> bool:
-        u, p = user.encode(), password.encode()
+    def _key(self, user: str, password: str) -> tuple[bytes, bytes, bool]:
+        u = user.encode()
         hashed, found = self._dummy, False
         for name, h in self._users:
             if hmac.compare_digest(name, u) and not found:
                 hashed, found = h, True
-        key = hashlib.sha256(b"\0".join((u, hashed, p))).digest()
+        return hashlib.sha256(b"\0".join((u, hashed, password.encode()))).digest(), hashed, found
+
+    def cached(self, user: str, password: str) -> bool | None:
+        """The remembered verdict for these credentials, None when only bcrypt can tell."""
+        return self._remembered(self._key(user, password)[0])
+
+    def _remembered(self, key: bytes) -> bool | None:
         with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return found
+            for cache, verdict in ((self._cache, True), (self._failed, False)):
+                if key in cache:
+                    cache.move_to_end(key)
+                    return verdict
+        return None
+
+    def check(self, user: str, password: str) -> bool:
+        key, hashed, found = self._key(user, password)
+        known = self._remembered(key)
+        if known is not None:
+            return known
         try:
-            ok = bool(self._bcrypt.checkpw(p, hashed)) and found
+            ok = bool(self._bcrypt.checkpw(password.encode(), hashed)) and found
         except ValueError:
             ok = False
-        if ok:
-            with self._lock:
-                self._cache[key] = None
-                while len(self._cache) > self.CACHE_SIZE:
-                    self._cache.popitem(last=False)
+        cache, size = (self._cache, self.CACHE_SIZE) if ok else (self._failed, self.FAILED_SIZE)
+        with self._lock:
+            cache[key] = None
+            while len(cache) > size:
+                cache.popitem(last=False)
         return ok

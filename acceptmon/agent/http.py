@@ -7,7 +7,11 @@ No peer can stall it: one reactor thread accepts connections, completes TLS
 handshakes and reads request heads without blocking, so an idle or slowloris
 connection costs a descriptor, never a thread, and is dropped when its
 deadline passes. Only a complete request head reaches the fixed pool of
-worker threads (through a bounded queue; 503 when full). Past the connection
+worker threads, through the bounded lanes of ``admission`` (503 when full):
+verified scrapes go first and keep a worker of their own, so a flood of wrong
+passwords or of /healthz probes cannot starve them. A wrong password sent
+again is refused from a cache, and a client guessing new ones is throttled
+(429) before it costs more bcrypt checks. Past the connection
 bound the oldest idle connection is closed to make room for the new one, and
 when ``accept`` runs out of descriptors the listener pauses with a backoff
 instead of spinning. Every dropped connection is counted by reason.
@@ -16,14 +20,12 @@ instead of spinning. Every dropped connection is counted by reason.
 from __future__ import annotations
 
 import base64
-import binascii
 import contextlib
 import errno
 import http.client
 import io
 import json
 import logging
-import queue
 import selectors
 import socket
 import ssl
@@ -34,10 +36,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from email.message import Message
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Literal
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from acceptmon.agent.admission import Lane, Lanes, Throttle
 from acceptmon.webconfig import BasicAuth, TlsContext, WebConfig
 
 log = logging.getLogger("acceptmon.agent.http")
@@ -65,6 +68,7 @@ REJECT_REASONS = (
     "tls_error",  # failed handshake (plain HTTP on the TLS port, unknown client CA, ...)
     "fd_exhausted",  # accept() hit the descriptor limit; an idle connection was closed
     "bad_request",  # oversized or malformed request head
+    "auth_throttled",  # a client past its rate of bcrypt checks: 429, no check run
 )
 _FD_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 _CLOSE_503 = (
@@ -105,6 +109,10 @@ class Limits:
     idle_timeout: float = 30.0  # a kept-alive connection waiting for its next request
     write_timeout: float = 10.0
     max_head: int = 16384
+    #: bcrypt checks a client address may start per second (and at once): only credentials
+    #: not yet known good or bad cost one, so verified scrapers are never throttled.
+    auth_rate: float = 5.0
+    auth_burst: float = 10.0
 
 
 @dataclass
@@ -130,6 +138,51 @@ class ConnectionStats:
             return dict(self.rejected)
 
 
+#: ok (verified, or not needed), verify (needs a bcrypt check), denied (401), throttled (429)
+Auth = Literal["ok", "verify", "denied", "throttled"]
+
+
+@dataclass(slots=True)
+class _Request:
+    """A parsed request head and what the reactor decided about its credentials."""
+
+    method: str = ""
+    target: str = ""
+    version: str = ""
+    headers: Message | None = None  # None: a malformed head, answered 400
+    auth: Auth = "denied"  # until the reactor's classification says otherwise
+    credentials: tuple[str, str] = ("", "")
+
+    @property
+    def path(self) -> str:
+        return self.target.split("?", 1)[0].rstrip("/") or "/"
+
+
+def _parse(head: bytes) -> _Request:
+    line, _, fields = head.partition(b"\r\n")
+    parts = line.decode("latin-1").split()
+    if len(parts) != 3 or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):
+        return _Request()
+    try:
+        headers = http.client.parse_headers(io.BytesIO(fields + b"\r\n\r\n"))
+    except http.client.HTTPException:
+        return _Request()
+    return _Request(parts[0], parts[1], parts[2], headers)
+
+
+def _credentials(headers: Message) -> tuple[str, str] | None:
+    """``(user, password)`` from a Basic ``Authorization`` header, None if absent or malformed
+    (non-ASCII or non-UTF-8 bytes included: a 401, never a dropped connection)."""
+    scheme, _, token = (headers.get("Authorization") or "").partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        user, sep, password = base64.b64decode(token.strip(), validate=True).decode().partition(":")
+    except ValueError:  # binascii.Error, UnicodeDecodeError, non-ASCII str
+        return None
+    return (user, password) if sep else None
+
+
 @dataclass(eq=False)
 class _Conn:
     sock: socket.socket
@@ -142,6 +195,8 @@ class _Conn:
     keep: bool = False  # set by the worker: serve another request on it
     fresh: bool = True  # no byte of the current request head seen yet
     served: int = 0  # requests answered on this connection
+    client: str = ""  # the peer's address, for the auth throttle
+    request: _Request = field(default_factory=_Request)
 
 
 class HttpServer:
@@ -178,7 +233,8 @@ class HttpServer:
         self._sel.register(self._wake_r, selectors.EVENT_READ, "wake")
         self._conns: dict[int, _Conn] = {}
         self._returned: deque[_Conn] = deque()
-        self._work: queue.Queue[_Conn | None] = queue.Queue(limits.queue)
+        self._work: Lanes[_Conn] = Lanes(limits.workers, limits.queue)
+        self._throttle = Throttle(limits.auth_rate, limits.auth_burst)
         self._stopping = False
         self._paused_until = 0.0
         self._backoff = 0.0
@@ -207,11 +263,8 @@ class HttpServer:
         self._wake()
         if self._thread.is_alive():
             self._thread.join(5)
-        for _ in self._workers:
-            try:
-                self._work.put(None, timeout=1)
-            except queue.Full:
-                break
+        for conn in self._work.close():
+            conn.sock.close()  # queued, never to be served
         for w in self._workers:
             if w.is_alive():
                 w.join(self.limits.write_timeout)
@@ -273,7 +326,7 @@ class HttpServer:
     def _accept(self) -> None:
         for _ in range(64):  # then let the other connections have a turn
             try:
-                sock, _addr = self._listener.accept()
+                sock, addr = self._listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:
@@ -283,7 +336,7 @@ class HttpServer:
                 log.debug("accept failed: %s", exc)
                 return
             self._backoff = 0.0
-            self._admit(sock)
+            self._admit(sock, str(addr[0]))
 
     def _out_of_descriptors(self) -> None:
         """Close the oldest idle connection and pause accepting, rather than spin on EMFILE."""
@@ -303,7 +356,7 @@ class HttpServer:
         idle = [c for c in self._conns.values() if not c.busy]
         return min(idle, key=lambda c: c.since) if idle else None
 
-    def _admit(self, sock: socket.socket) -> None:
+    def _admit(self, sock: socket.socket, client: str) -> None:
         if len(self._conns) >= self.limits.max_connections:
             victim = self._oldest_idle()
             self.stats.count("limit")
@@ -322,7 +375,7 @@ class HttpServer:
             self.stats.count("tls_error")
             return
         deadline = now + self.limits.head_timeout
-        conn = _Conn(sock, sock.fileno(), deadline, now, handshaking=self._tls is not None)
+        conn = _Conn(sock, sock.fileno(), deadline, now, handshaking=self._tls is not None, client=client)
         self._conns[conn.fd] = conn
         self.stats.open = len(self._conns)
         self._sel.register(sock, selectors.EVENT_READ, conn)
@@ -393,15 +446,37 @@ class HttpServer:
                 self.stats.count("bad_request")
                 self._reply_and_close(conn, _CLOSE_431)
             return
+        end = conn.buf.index(b"\r\n\r\n")
+        conn.request = _parse(bytes(conn.buf[:end]))
+        del conn.buf[: end + 4]
+        lane = self._classify(conn.request, conn.client)
         self._sel.unregister(conn.sock)
         conn.busy = True
-        try:
-            self._work.put_nowait(conn)
-        except queue.Full:
+        if not self._work.offer(conn, lane):
             conn.busy = False
             self._sel.register(conn.sock, selectors.EVENT_READ, conn)
             self.stats.count("overloaded")
             self._reply_and_close(conn, _CLOSE_503)
+
+    def _classify(self, req: _Request, client: str) -> Lane:
+        """The request's lane, and whether its credentials still need a bcrypt check.
+
+        Runs in the reactor, so it must stay cheap: a header parse and a SHA-256.
+        """
+        if req.headers is None:
+            return "untrusted"
+        if req.path in self._open_paths or self._auth is None:
+            req.auth = "ok"
+            return "probe" if req.path in self._open_paths else "trusted"
+        creds = _credentials(req.headers)
+        known = self._auth.cached(*creds) if creds is not None else False
+        if known:
+            req.auth = "ok"
+            return "trusted"
+        if known is None and creds is not None:
+            req.credentials = creds
+            req.auth = "verify" if self._throttle.allow(client) else "throttled"
+        return "untrusted"
 
     def _reply_and_close(self, conn: _Conn, reply: bytes) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -435,9 +510,10 @@ class HttpServer:
 
     def _worker(self) -> None:
         while True:
-            conn = self._work.get()
-            if conn is None:
+            taken = self._work.take()
+            if taken is None:
                 return
+            conn, lane = taken
             conn.keep = False
             try:
                 self._serve(conn)
@@ -447,6 +523,8 @@ class HttpServer:
                 pass  # the peer went away mid-response
             except Exception:  # a bug must not cost a worker thread
                 log.exception("HTTP worker failed")
+            finally:
+                self._work.done(lane)
             if self._stopping:
                 conn.sock.close()
                 continue
@@ -454,39 +532,34 @@ class HttpServer:
             self._wake()
 
     def _serve(self, conn: _Conn) -> None:
-        end = conn.buf.index(b"\r\n\r\n")
-        head, rest = bytes(conn.buf[:end]), bytes(conn.buf[end + 4 :])
-        conn.buf = bytearray(rest)
-        line, _, fields = head.partition(b"\r\n")
-        parts = line.decode("latin-1").split()
-        headers: Message | None = None
-        if len(parts) == 3 and parts[2] in ("HTTP/1.0", "HTTP/1.1"):
-            try:
-                headers = http.client.parse_headers(io.BytesIO(fields + b"\r\n\r\n"))
-            except http.client.HTTPException:
-                headers = None
+        req = conn.request
+        headers = req.headers
         deadline = time.monotonic() + self.limits.write_timeout
         if headers is None:
             self.stats.count("bad_request")
             self._send(conn, deadline, HTTPStatus.BAD_REQUEST, "text/plain", b"bad request\n", False)
             return
-        method, target, version = parts
+        method, version = req.method, req.version
         connection = (headers.get("Connection") or "").lower()
         keep = "close" not in connection if version == "HTTP/1.1" else "keep-alive" in connection
         if headers.get("Content-Length", "0").strip() not in ("", "0") or headers.get("Transfer-Encoding"):
             keep = False  # requests here have no body; do not try to find the next request after one
-        status, ctype, body, extra = self._route(method, target, headers)
+        status, ctype, body, extra = self._route(req)
         self._send(conn, deadline, status, ctype, b"" if method == "HEAD" else body, keep, extra, len(body))
         conn.keep = keep
         conn.served += 1
 
-    def _route(
-        self, method: str, target: str, headers: Message
-    ) -> tuple[HTTPStatus, str, bytes, list[tuple[str, str]]]:
-        path = target.split("?", 1)[0].rstrip("/") or "/"
-        if path not in self._open_paths and self._auth is not None and not self._authorized(headers):
+    def _route(self, req: _Request) -> tuple[HTTPStatus, str, bytes, list[tuple[str, str]]]:
+        path = req.path
+        if req.auth == "throttled":
+            self.stats.count("auth_throttled")
+            msg = b"too many authentication attempts; retry later\n"
+            return HTTPStatus.TOO_MANY_REQUESTS, "text/plain", msg, [("Retry-After", "1")]
+        if req.auth == "denied" or (
+            req.auth == "verify" and not (self._auth is not None and self._auth.check(*req.credentials))
+        ):
             return HTTPStatus.UNAUTHORIZED, "text/plain", b"Unauthorized\n", [("WWW-Authenticate", "Basic")]
-        if method not in ("GET", "HEAD"):
+        if req.method not in ("GET", "HEAD"):
             return (
                 HTTPStatus.METHOD_NOT_ALLOWED,
                 "text/plain",
@@ -510,17 +583,6 @@ class HttpServer:
             log.exception("handler for %s failed", path)
             return HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain", b"internal error\n", []
         return HTTPStatus.OK, ctype, body, []
-
-    def _authorized(self, headers: Message) -> bool:
-        assert self._auth is not None
-        scheme, _, token = (headers.get("Authorization") or "").partition(" ")
-        if scheme.lower() != "basic":
-            return False
-        try:
-            user, sep, password = base64.b64decode(token.strip(), validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            return False
-        return bool(sep) and self._auth.check(user, password)
 
     def _send(
         self,

@@ -175,7 +175,7 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
     _c(
         "acceptmon_http_connections_rejected",
         "HTTP connections closed unanswered by reason (limit, overloaded, head_timeout, write_timeout, "
-        "tls_error, fd_exhausted, bad_request).",
+        "tls_error, fd_exhausted, bad_request, auth_throttled).",
         ("reason",),
     ),
     _g("acceptmon_http_open_connections", "HTTP connections open now (idle ones cost no thread).", ()),
