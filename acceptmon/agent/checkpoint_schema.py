@@ -20,10 +20,11 @@ from acceptmon.detect import persist
 from acceptmon.detect.config import DetectConfig
 from acceptmon.metrics.store import ACCEPT_LEN_BUCKETS, COUNTERS, GAUGES
 from acceptmon.model import PARSE_ERROR_KINDS
+from acceptmon.strict import MAX, WrongShape
 
 VERSION = 1
 #: Larger than any real offset, line number or count; smaller than what breaks arithmetic.
-MAX_INT = 1 << 62
+MAX_INT = MAX
 
 Json = dict[str, Any]
 
@@ -252,6 +253,8 @@ def _detector(d: Json, detect: DetectConfig) -> None:
         persist.dump(persist.load(d, detect))
     except persist.StateError:
         return  # of another configuration: the detector starts afresh, positions stay good
+    except WrongShape as exc:  # names the field, never the value
+        raise CheckpointInvalid(f"detector: {exc.where}", exc.why) from None
     except Exception as exc:
         raise CheckpointInvalid("detector", f"unreadable ({type(exc).__name__})") from None
 

@@ -14,12 +14,12 @@ import json
 import logging
 import os
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from acceptmon.model import ConfigDiff, ConfigSnapshot, Run, SpecSettings
 from acceptmon.statedir import write_private
+from acceptmon.strict import as_int, as_time, check
 
 log = logging.getLogger("acceptmon.agent")
 
@@ -77,12 +77,17 @@ def diff_from_dict(d: dict[str, Any]) -> ConfigDiff:
 
 
 def run_from_dict(d: dict[str, Any]) -> Run:
+    """Every field checked against its declared type (``acceptmon.strict``: ``WrongShape`` if not)."""
     cfg = d.get("config")
+    return check(_run_from_dict(d, cfg))
+
+
+def _run_from_dict(d: dict[str, Any], cfg: Any) -> Run:
     return Run(
         source=d["source"],
         run_id=d["run_id"],
-        started=datetime.fromisoformat(d["started"]) if d.get("started") else None,
-        started_lineno=int(d.get("started_lineno", 0)),
+        started=as_time(d["started"], "Run.started") if d.get("started") is not None else None,
+        started_lineno=as_int(d.get("started_lineno", 0), "Run.started_lineno"),
         config=None
         if cfg is None
         else ConfigSnapshot(
@@ -95,8 +100,8 @@ def run_from_dict(d: dict[str, Any]) -> Run:
         settings=SpecSettings(**d.get("settings", {})),
         previous_run_id=d.get("previous_run_id"),
         diff=diff_from_dict(d["diff"]) if d.get("diff") else None,
-        kind=str(d.get("kind") or "start"),
-        reason=str(d.get("reason") or ""),
+        kind=d.get("kind") or "start",
+        reason=d.get("reason") or "",
     )
 
 
