@@ -14,7 +14,7 @@ import os
 import time
 from typing import Any
 
-from acceptmon.statedir import ensure_private_dir, write_private
+from acceptmon.statedir import ensure_private_dir, read_private, write_private
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -45,15 +45,14 @@ def load(state_dir: str, *, now: float | None = None) -> dict[str, Any] | None:
     """The saved checkpoint, or None if there is none or it is unreadable (then moved aside)."""
     path = path_in(state_dir)
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        return None
-    try:
-        data = json.loads(raw)
+        data = json.loads(read_private(path))  # never through a symlink planted in its place
         if isinstance(data, dict):
             return data
         reason = "not a JSON object"
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # a symlink or not a regular file: moved aside (the link, not its target)
+        reason = f"cannot read it: {e.strerror}"
     except ValueError as e:
         reason = str(e)
     aside = move_aside(state_dir, "corrupt", now=now)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from acceptmon.model import ConfigDiff, ConfigSnapshot, Run, SpecSettings
-from acceptmon.statedir import write_private
+from acceptmon.statedir import is_real_dir, private_subdir, read_private, write_private
 from acceptmon.strict import as_int, as_time, check
 
 log = logging.getLogger("acceptmon.agent")
@@ -126,18 +126,16 @@ class SnapshotStore:
         return self.root / hashlib.sha256(source.encode()).hexdigest()[:16]
 
     def save(self, run: Run) -> None:
-        folder = self._dir(run.source)
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.root.chmod(0o700)
+        folder = private_subdir(self.root.parent, self.root.name, self._dir(run.source).name)
         write_private(folder / f"{run.run_id}.json", json.dumps(run_to_dict(run), default=repr).encode())
         self._prune_folder(folder, time.time())
 
     def prune(self, now: float | None = None) -> None:
         """Apply the count and age bounds to every source's snapshots (at start-up)."""
-        if not self.root.is_dir():
+        if not is_real_dir(self.root):
             return
         for folder in self.root.iterdir():
-            if folder.is_dir():
+            if is_real_dir(folder):  # never prune through a symlink planted here
                 self._prune_folder(folder, time.time() if now is None else now)
 
     def _prune_folder(self, folder: Path, now: float) -> None:
@@ -159,13 +157,13 @@ class SnapshotStore:
 
     def load(self, source: str, limit: int = 50) -> list[dict[str, Any]]:
         folder = self._dir(source)
-        if not folder.is_dir():
+        if not is_real_dir(self.root) or not is_real_dir(folder):
             return []
         files = _by_run_number(folder)
         out = []
         for path in files[-limit:]:
             try:
-                out.append(json.loads(path.read_text()))
+                out.append(json.loads(read_private(path)))
             except (OSError, ValueError):
                 continue
         return out
