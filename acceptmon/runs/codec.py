@@ -121,6 +121,7 @@ class SnapshotStore:
         self.root = Path(state_dir) / "runs"
         self.keep_runs = keep_runs
         self.max_age_s = max_age_days * 86400
+        self._bad: set[Path] = set()
 
     def _dir(self, source: str) -> Path:
         return self.root / hashlib.sha256(source.encode()).hexdigest()[:16]
@@ -163,9 +164,14 @@ class SnapshotStore:
         out = []
         for path in files[-limit:]:
             try:
-                out.append(json.loads(read_private(path)))
-            except (OSError, ValueError):
+                data = json.loads(read_private(path))
+                run_from_dict(data)  # every field of its type, or the file is skipped
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+                if path not in self._bad:  # once per file: this runs at every /api/runs/<id>
+                    self._bad.add(path)
+                    log.warning("run snapshot %s unusable (%s); skipped", path, type(exc).__name__)
                 continue
+            out.append(data)
         return out
 
 

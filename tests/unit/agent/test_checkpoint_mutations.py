@@ -203,6 +203,8 @@ def test_a_finding_whose_source_is_an_object_does_not_stop_the_agent(
     _log, _template, doc = demo
     source = next(iter(doc["detector"]["sources"]))
     check(demo, tmp_path / "state", ("detector", "sources", source, "book", 0, "source"), {"a": 1}, caplog)
+    (warning,) = [r.getMessage() for r in caplog.records if "unusable" in r.getMessage()]
+    assert "checkpoint unusable (detector: Finding.source: not of its type)" in warning
 
 
 @pytest.mark.parametrize("value", ["2.5", float("nan"), float("inf"), 10**400])
@@ -219,3 +221,20 @@ def test_a_finding_s_bad_number_does_not_break_api_findings(
         value,
         caplog,
     )
+
+
+@pytest.mark.parametrize(
+    "bad", [[], {"run_id": 5}, {"source": {}, "run_id": "r1"}, {"run_id": "r1", "source": "x", "started": 7}]
+)
+def test_a_run_snapshot_of_the_wrong_shape_is_skipped(
+    demo: tuple[Path, Path, Doc], tmp_path: Path, bad: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Snapshots under ``runs/`` are read by the same rule: a bad one is skipped, never a 500."""
+    log, template, doc = demo
+    copy_of = tmp_path / "template"
+    shutil.copytree(template, copy_of)
+    for snap in (copy_of / "runs").rglob("r*.json"):
+        snap.write_text(json.dumps(bad))
+    status = start_and_serve(log, copy_of, tmp_path / "state", doc)
+    assert 500 not in status.values() and status["/api/runs"] == 200, status
+    assert not [r for r in caplog.records if r.exc_info]
