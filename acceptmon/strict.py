@@ -135,6 +135,21 @@ def _conforms(value: Any, tp: Any) -> bool:
     return isinstance(tp, type) and isinstance(value, tp)
 
 
+def plain(value: Any) -> Any:
+    """``value`` (parsed from a config file) as strict JSON can hold it, so that it reads back
+    by the rule above: a non-finite float becomes its name (as ``parse.server_args`` does), a
+    YAML date or other non-JSON value its ``str``, a non-string key its ``str``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return str(value)
+
+
 def _json(value: Any) -> bool:
     if isinstance(value, float):
         return math.isfinite(value)
