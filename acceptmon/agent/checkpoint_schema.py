@@ -20,7 +20,7 @@ from acceptmon.detect import persist
 from acceptmon.detect.config import DetectConfig
 from acceptmon.metrics.store import ACCEPT_LEN_BUCKETS, COUNTERS, GAUGES
 from acceptmon.model import PARSE_ERROR_KINDS
-from acceptmon.strict import MAX, WrongShape
+from acceptmon.strict import MAX, WrongShape, as_float
 
 VERSION = 1
 #: Larger than any real offset, line number or count; smaller than what breaks arithmetic.
@@ -311,9 +311,14 @@ def _int(raw: Any, where: str, *, low: int = 0) -> int:
 
 
 def _number(raw: Any, where: str, *, low: float = -math.inf) -> float:
-    if type(raw) not in (int, float) or not math.isfinite(raw) or not low <= raw <= MAX_INT:
-        raise CheckpointInvalid(where, "not a finite number in range")
-    return float(raw)
+    """Finite, as ``strict.as_float`` (a counter may pass 2^62: hostile lines can claim that much)."""
+    try:
+        value = as_float(raw, where)
+    except WrongShape:
+        raise CheckpointInvalid(where, "not a finite number") from None
+    if value < low:
+        raise CheckpointInvalid(where, f"below {low}")
+    return value
 
 
 def _opt(raw: Any, where: str, check: Callable[[Any, str], Any]) -> None:

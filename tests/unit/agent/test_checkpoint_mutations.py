@@ -238,3 +238,17 @@ def test_a_run_snapshot_of_the_wrong_shape_is_skipped(
     status = start_and_serve(log, copy_of, tmp_path / "state", doc)
     assert 500 not in status.values() and status["/api/runs"] == 200, status
     assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_a_counter_beyond_2_to_the_62_reads_back(demo: tuple[Path, Path, Doc], tmp_path: Path) -> None:
+    """Hostile lines can claim that many tokens; the checkpoint that counts them must not be refused."""
+    log, template, doc = demo
+    doc = copy.deepcopy(doc)
+    (stats,) = doc["pipeline"]["store"].values()
+    stats["counters"]["accepted_tokens"] = 2.0**70
+    shutil.copytree(template, tmp_path / "state")
+    (tmp_path / "state" / "checkpoint.json").write_text(json.dumps(doc))
+    agent = Agent(load(None, [str(log)], {"state_dir": str(tmp_path / "state")}))
+    agent.open()
+    agent.close()
+    assert agent.checkpoint_discarded == 0
