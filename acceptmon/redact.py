@@ -49,10 +49,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import os
 import re
 from pathlib import Path
 from typing import Any
+
+from acceptmon.statedir import read_private
+
+log = logging.getLogger("acceptmon.agent")
 
 #: What a redacted value starts with; ``is_redacted`` looks for it.
 MARK = "<redacted:"
@@ -154,18 +159,26 @@ def load_key(state_dir: str | Path) -> None:
     """Load (or create, 0600) the fingerprint key kept in ``state_dir``; keep the current one on error."""
     path = Path(state_dir) / "redact.key"
     try:
-        data = path.read_bytes()
+        data = _read_or_create(path)
+    except OSError as exc:  # a symlink planted there (never followed), a directory, unreadable
+        log.error("cannot use %s (%s); keeping the current fingerprint key", path, exc.strerror)
+        return
+    if len(data) >= 16:
+        set_key(data)
+
+
+def _read_or_create(path: Path) -> bytes:
+    try:
+        return read_private(path)  # never through a symlink planted in its place
     except FileNotFoundError:
         data = os.urandom(32)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         except FileExistsError:  # another start raced us: use its key
-            data = path.read_bytes()
-        else:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-    if len(data) >= 16:
-        set_key(data)
+            return read_private(path)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return data
 
 
 def fingerprint(value: str) -> str:

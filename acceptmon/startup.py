@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import tempfile
 
+from acceptmon.statedir import UnsafeStateDir, ensure_private_dir
+
 OK = 0
 #: A failure while running (an internal error; please report it).
 RUNTIME = 1
@@ -17,7 +19,7 @@ RUNTIME = 1
 SETTINGS = 2
 #: The listen address cannot be bound (in use, not an address of this host, no permission).
 LISTEN = 3
-#: The state directory cannot be created or written.
+#: The state directory cannot be created or written, or is owned by another user.
 STATE_DIR = 4
 
 EPILOG = """\
@@ -26,7 +28,7 @@ exit status:
   1  runtime failure (an internal error: please report it)
   2  invalid settings: every problem is listed (check with `acceptmon check-config FILE`)
   3  the listen address is unavailable (in use, not local, or a privileged port)
-  4  the state directory cannot be created or written
+  4  the state directory cannot be created or written, or is owned by another user
 A log file that is missing or unreadable is not fatal: it is followed once it
 appears and counted in acceptmon_source_errors_total meanwhile.
 """
@@ -48,11 +50,14 @@ def reason(exc: OSError) -> str:
 
 
 def check_state_dir(path: str) -> None:
-    """Create the state directory and prove it writable, or raise ``StartupError``."""
+    """Create the state directory (0700, ours: ``statedir.ensure_private_dir``) and prove it
+    writable, or raise ``StartupError``."""
     try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
+        ensure_private_dir(path)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".probe-"):
             pass
+    except UnsafeStateDir as exc:
+        raise StartupError(STATE_DIR, f"state directory {exc.filename} refused: {exc.strerror}") from None
     except OSError as exc:
         raise StartupError(STATE_DIR, f"state directory {path} is unusable: {reason(exc)}") from None
 

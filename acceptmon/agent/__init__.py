@@ -51,6 +51,8 @@ from acceptmon.statedir import ensure_private_dir
 log = logging.getLogger("acceptmon.agent")
 
 CHECKPOINT_VERSION = checkpoint_schema.VERSION
+#: While checkpoints keep failing (a full disk), how often the error is logged again.
+CHECKPOINT_REMIND_S = 600.0
 
 
 class Agent:
@@ -74,6 +76,10 @@ class Agent:
         self._overlong: dict[str, int] = {}
         self.checkpoint_at: float | None = None
         self.checkpoint_errors = 0
+        #: The current episode of failed checkpoints (monotonic start, attempts, last log line).
+        self._failing_since: float | None = None
+        self._failures = 0
+        self._reminded = 0.0
         #: Checkpoints found unusable (corrupt or of the wrong shape) and moved aside.
         self.checkpoint_discarded = 0
         self._dirty = False
@@ -152,7 +158,7 @@ class Agent:
 
     def _load_checkpoint(self) -> Checkpoint | None:
         """The checkpoint, validated as a whole; an unusable one is moved aside (first run then)."""
-        existed = os.path.exists(checkpoint.path_in(str(self.state_dir)))
+        existed = os.path.lexists(checkpoint.path_in(str(self.state_dir)))
         raw = checkpoint.load(str(self.state_dir))  # moves unparsable JSON aside itself
         if raw is None:
             self.checkpoint_discarded += existed
@@ -426,11 +432,32 @@ class Agent:
                 checkpoint.save(str(self.state_dir), self.checkpoint_state())
                 self._dirty = False
         except OSError as exc:
-            self.checkpoint_errors += 1
-            log.error("cannot write checkpoint in %s: %s (will retry)", self.state_dir, exc)
+            self._checkpoint_failed(exc)
             return False
+        if self._failing_since is not None:
+            log.info("checkpoint written again after %d failed attempts", self._failures)
+            self._failing_since = None
         self.checkpoint_at = self.clock.now()
         return True
+
+    def _checkpoint_failed(self, exc: OSError) -> None:
+        """Counted every time (``acceptmon_checkpoint_errors_total``); logged once per episode
+        and then every ``CHECKPOINT_REMIND_S``: a full disk must not fill the journal at 2 lines/s."""
+        self.checkpoint_errors += 1
+        now = self.clock.monotonic()
+        if self._failing_since is None:
+            self._failing_since, self._failures, self._reminded = now, 0, now
+            log.error("cannot write checkpoint in %s: %s (will retry)", self.state_dir, exc)
+        elif now - self._reminded >= CHECKPOINT_REMIND_S:
+            self._reminded = now
+            log.error(
+                "still cannot write checkpoint in %s: %s (%d attempts in %.0f s; will retry)",
+                self.state_dir,
+                exc,
+                self._failures + 1,
+                now - self._failing_since,
+            )
+        self._failures += 1
 
     # -- runs, configs, findings ---------------------------------------------------------
 

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from acceptmon.labels import printable
-from acceptmon.statedir import ensure_private_dir, write_private
+from acceptmon.statedir import ensure_private_dir, read_private, write_private
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -46,16 +46,16 @@ def load(state_dir: str, *, now: float | None = None) -> dict[str, Any] | None:
     """The saved checkpoint, or None if there is none or it is unreadable (then moved aside)."""
     path = path_in(state_dir)
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        return None
-    try:
+        raw = read_private(path)  # never through a symlink planted in its place
         # A hand-written file may hold a name's raw bytes: they are the name, as os.fsdecode reads it.
         data = json.loads(raw.decode("utf-8-sig", "surrogateescape"))
         if isinstance(data, dict):
             return _printable_names(data)
         reason = "not a JSON object"
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # a symlink or not a regular file: moved aside (the link, not its target)
+        reason = f"cannot read it: {e.strerror}"
     except ValueError as e:
         reason = str(e)
     aside = move_aside(state_dir, "corrupt", now=now)

@@ -20,10 +20,11 @@ from acceptmon.detect import persist
 from acceptmon.detect.config import DetectConfig
 from acceptmon.metrics.store import ACCEPT_LEN_BUCKETS, COUNTERS, GAUGES
 from acceptmon.model import PARSE_ERROR_KINDS
+from acceptmon.strict import MAX, WrongShape, as_float
 
 VERSION = 1
 #: Larger than any real offset, line number or count; smaller than what breaks arithmetic.
-MAX_INT = 1 << 62
+MAX_INT = MAX
 
 Json = dict[str, Any]
 
@@ -255,6 +256,8 @@ def _detector(d: Json, detect: DetectConfig) -> None:
         persist.dump(persist.load(d, detect))
     except persist.StateError:
         return  # of another configuration: the detector starts afresh, positions stay good
+    except WrongShape as exc:  # names the field, never the value
+        raise CheckpointInvalid(f"detector: {exc.where}", exc.why) from None
     except Exception as exc:
         raise CheckpointInvalid("detector", f"unreadable ({type(exc).__name__})") from None
 
@@ -324,9 +327,14 @@ def _int(raw: Any, where: str, *, low: int = 0) -> int:
 
 
 def _number(raw: Any, where: str, *, low: float = -math.inf) -> float:
-    if type(raw) not in (int, float) or not math.isfinite(raw) or not low <= raw <= MAX_INT:
-        raise CheckpointInvalid(where, "not a finite number in range")
-    return float(raw)
+    """Finite, as ``strict.as_float`` (a counter may pass 2^62: hostile lines can claim that much)."""
+    try:
+        value = as_float(raw, where)
+    except WrongShape:
+        raise CheckpointInvalid(where, "not a finite number") from None
+    if value < low:
+        raise CheckpointInvalid(where, f"below {low}")
+    return value
 
 
 def _opt(raw: Any, where: str, check: Callable[[Any, str], Any]) -> None:

@@ -40,6 +40,7 @@ from acceptmon.model import Run
 from acceptmon.notify.config import NotifyConfigError
 from acceptmon.notify.payload import finding_json
 from acceptmon.runs.codec import run_to_dict
+from acceptmon.statedir import SYMLINKS
 from acceptmon.webconfig import WebConfig, WebConfigError, load_web_config
 
 log = logging.getLogger("acceptmon.agent.daemon")
@@ -51,7 +52,7 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
         if http is not None:
             yield from http_metrics(http.snapshot(), http.open, http.tls_reload_errors)
         yield from checkpoint_metrics(
-            agent.checkpoint_age(), agent.checkpoint_errors, agent.checkpoint_discarded
+            agent.checkpoint_age(), agent.checkpoint_errors, agent.checkpoint_discarded, SYMLINKS.count
         )
         yield from reload_metrics(agent.reload_ok, agent.reload_at)
         yield from draft_metrics(agent.draft_missing)

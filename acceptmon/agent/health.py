@@ -54,7 +54,9 @@ def source_metrics(health: Mapping[str, SourceHealth]) -> Iterator[Metric]:
     yield errors
 
 
-def checkpoint_metrics(age: float | None, errors: int, discarded: int = 0) -> Iterator[Metric]:
+def checkpoint_metrics(
+    age: float | None, errors: int, discarded: int = 0, symlinks: int = 0
+) -> Iterator[Metric]:
     age_fam = _fam("acceptmon_checkpoint_age_seconds")
     if age is not None:
         age_fam.add_metric([], age)
@@ -65,6 +67,9 @@ def checkpoint_metrics(age: float | None, errors: int, discarded: int = 0) -> It
     bad = _fam("acceptmon_checkpoint_discarded")
     bad.add_metric([], float(discarded))
     yield bad
+    links = _fam("acceptmon_state_symlinks_refused")
+    links.add_metric([], float(symlinks))
+    yield links
 
 
 def draft_metrics(missing: Mapping[str, bool]) -> Iterator[Metric]:

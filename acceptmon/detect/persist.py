@@ -25,6 +25,7 @@ from acceptmon.detect.source import Baseline, RunData, SourceState
 from acceptmon.detect.swing import Swing
 from acceptmon.model import ConfigDiff, Finding, Meta, Run, SpecSample
 from acceptmon.runs.codec import diff_from_dict, diff_to_dict, run_from_dict, run_to_dict
+from acceptmon.strict import as_bool, as_float, as_int, as_key, as_str, as_time, check
 
 VERSION = 1
 
@@ -40,7 +41,8 @@ def dump(sources: Mapping[str, SourceState]) -> Json:
 
 
 def load(data: Mapping[str, Any], cfg: DetectConfig) -> dict[str, SourceState]:
-    """Raises StateError for state of another kind, or KeyError/TypeError/ValueError/… if corrupt."""
+    """Raises StateError for state of another kind, or KeyError/TypeError/ValueError/… if corrupt
+    (every value is checked against the type it decodes to: ``acceptmon.strict``)."""
     if data.get("version") != VERSION:
         raise StateError(f"detector state version {str(data.get('version'))[:20]!r} is not {VERSION}")
     return {str(name): _load_source(str(name), d, cfg) for name, d in data["sources"].items()}
@@ -83,12 +85,12 @@ def _load_source(name: str, d: Mapping[str, Any], cfg: DetectConfig) -> SourceSt
     s.book.load(load_finding(f) for f in d["book"])
     bases = [_load_baseline(b) for b in d["baselines"]]
     s.current = _load_run_data(d["current"], cfg)
-    s.baseline = None if d["baseline"] is None else bases[int(d["baseline"])]
-    s.refs = {str(key): bases[int(i)] for key, i in d["refs"]}
+    s.baseline = None if d["baseline"] is None else bases[as_int(d["baseline"], "baseline", low=0)]
+    s.refs = {as_str(key, "refs"): bases[as_int(i, "refs", low=0)] for key, i in d["refs"]}
     s.pending = [None if p is None else diff_from_dict(p) for p in d["pending"]]
     s.last = None if d["last"] is None else _load_point(d["last"])
     s.last_ts = _time(d["last_ts"])
-    s.spec_prev = {e: _spec_prev(name, e, acc, dra) for e, acc, dra in d["spec_prev"]}
+    s.spec_prev = {_int(e): _spec_prev(name, _int(e), _int(acc), _int(dra)) for e, acc, dra in d["spec_prev"]}
     s.positions.load(d.get("positions"))
     return s
 
@@ -117,10 +119,11 @@ def _dump_run_data(rd: RunData) -> Json:
 
 def _load_run_data(d: Mapping[str, Any], cfg: DetectConfig) -> RunData:
     """The floor is the current configuration's; everything else is as it was saved."""
-    rd = RunData(_load_run(d["run"]), cfg, bool(d["collapse"]["active"]), bool(d["floor"]["active"]))
-    rd.seen, rd.used, rd.tested_at, rd.checked_at = (int(n) for n in d["counts"])
-    rd.warm, rd.decided = bool(d["warm"]), bool(d["decided"])
-    rd.slots = None if d["slots"] is None else int(d["slots"])
+    active = as_bool(d["collapse"]["active"], "collapse"), as_bool(d["floor"]["active"], "floor")
+    rd = RunData(_load_run(d["run"]), cfg, *active)
+    rd.seen, rd.used, rd.tested_at, rd.checked_at = (as_int(n, "counts") for n in d["counts"])
+    rd.warm, rd.decided = as_bool(d["warm"], "warm"), as_bool(d["decided"], "decided")
+    rd.slots = _int(d["slots"])
     rd.head = Head(cfg.head)
     rd.head.strata = _load_strata(d["head"])
     rd.head.n = sum(sum(h.values()) for h in rd.head.strata.values())
@@ -139,12 +142,10 @@ def _dump_baseline(b: Baseline) -> Json:
 
 
 def _load_baseline(d: Mapping[str, Any]) -> Baseline:
-    slots, swing = d["slots"], float(d.get("swing", 1.0))  # older state has no swing: none seen
+    slots, swing = d["slots"], as_float(d.get("swing", 1.0), "swing")  # older state has none: none seen
     if not 0.0 <= swing <= 1.0:
         raise ValueError("a baseline's swing must be in [0, 1]")
-    return Baseline(
-        _load_run(d["run"]), _load_strata(d["strata"]), None if slots is None else int(slots), swing
-    )
+    return Baseline(_load_run(d["run"]), _load_strata(d["strata"]), _int(slots), swing)
 
 
 def _dump_run(run: Run) -> Json:
@@ -163,7 +164,8 @@ def _dump_strata(strata: Strata) -> Json:
 
 
 def _load_strata(d: Mapping[str, Any]) -> Strata:
-    strata = {int(b): {int(v): int(c) for v, c in h.items() if int(c) > 0} for b, h in d.items()}
+    strata = {as_key(b): {as_key(v): as_int(c, "strata") for v, c in h.items()} for b, h in d.items()}
+    strata = {b: {v: c for v, c in h.items() if c > 0} for b, h in strata.items()}
     return {b: h for b, h in strata.items() if h}
 
 
@@ -176,7 +178,7 @@ def _dump_window(w: Sliding) -> Json:
 
 
 def _load_window(d: Mapping[str, Any]) -> list[tuple[float | None, int, int]]:
-    buckets, values = [int(b) for b in d["b"]], [int(v) for v in d["v"]]
+    buckets, values = [as_int(b, "window") for b in d["b"]], [as_int(v, "window") for v in d["v"]]
     times = decode_times(d["t"]) if "t" in d else [None] * len(buckets)
     return list(zip(times, buckets, values, strict=True))
 
@@ -208,7 +210,7 @@ def decode_times(encoded: Sequence[Any]) -> list[float | None]:
         if e is None:
             out.append(None)
             continue
-        t = float(e[0]) if isinstance(e, list) else float(e) if prev is None else prev + float(e)
+        t = as_float(e[0]) if isinstance(e, list) else as_float(e) if prev is None else prev + as_float(e)
         out.append(t)
         prev = t
     return out
@@ -223,7 +225,8 @@ def _load_swing(s: Swing, d: Mapping[str, Any]) -> None:
     s.blocks = _load_strata(d["blocks"])
     s.counts = {b: sum(h.values()) for b, h in s.blocks.items()}
     ranges = {
-        int(b): (float(low), float(high), int(closed)) for b, (low, high, closed) in d["ranges"].items()
+        as_key(b): (as_float(low, "swing"), as_float(high, "swing"), as_int(closed, "swing"))
+        for b, (low, high, closed) in d["ranges"].items()
     }
     s.lows = {b: low for b, (low, _, _) in ranges.items()}
     s.highs = {b: (high, closed) for b, (_, high, closed) in ranges.items()}
@@ -233,8 +236,8 @@ def _dump_persistence(p: Persistence) -> Json:
     return {"flags": "".join("1" if f else "0" for f in p.flags), "active": p.active}
 
 
-def _flags(text: str) -> list[bool]:
-    if set(text) - {"0", "1"}:
+def _flags(text: Any) -> list[bool]:
+    if set(as_str(text, "flags")) - {"0", "1"}:
         raise ValueError("flags must be a string of 0 and 1")
     return [c == "1" for c in text]
 
@@ -250,10 +253,11 @@ def _dump_drift(d: Drift) -> Json:
 
 
 def _load_drift(drift: Drift, d: Mapping[str, Any]) -> None:
-    refs = {int(b): float(v) for b, v in d["refs"].items()}
-    learning = {int(b): [float(v) for v in vs] for b, vs in d["learning"].items()}
+    refs = {as_key(b): as_float(v, "drift") for b, v in d["refs"].items()}
+    learning = {as_key(b): [as_float(v, "drift") for v in vs] for b, vs in d["learning"].items()}
     drift.load(refs, learning)
-    drift.sum, drift.level, drift.active = float(d["sum"]), float(d["level"]), bool(d["active"])
+    drift.sum, drift.level = as_float(d["sum"], "drift"), as_float(d["level"], "drift")
+    drift.active = as_bool(d["active"], "drift")
 
 
 def _dump_point(p: Point) -> list[Any]:
@@ -262,7 +266,7 @@ def _dump_point(p: Point) -> list[Any]:
 
 def _load_point(d: list[Any]) -> Point:
     ts, length, weight, running, queued, rate = d
-    return Point(_time(ts), _num(length), float(weight), _int(running), _int(queued), _num(rate))
+    return check(Point(_time(ts), _num(length), as_float(weight), _int(running), _int(queued), _num(rate)))
 
 
 # -- findings and scalars --------------------------------------------------------------
@@ -282,13 +286,14 @@ def dump_finding(f: Finding) -> Json:
 
 
 def load_finding(d: Mapping[str, Any]) -> Finding:
+    """Every field checked against its declared type (a wrong one raises ``WrongShape``)."""
     ci = ("before_ci", "after_ci")
     values = {k: d[k] for k in (f.name for f in fields(Finding)) if k in d}
     values.update({k: _time(d.get(k)) for k in ("first_seen", "resolved_at")})
-    values.update({k: None if d.get(k) is None else (float(d[k][0]), float(d[k][1])) for k in ci})
+    values.update({k: None if d.get(k) is None else tuple(d[k]) for k in ci})
     values["diff"] = None if d.get("diff") is None else diff_from_dict(d["diff"])
-    values["labels"] = tuple((str(k), str(v)) for k, v in d.get("labels", ()))
-    return Finding(**values)
+    values["labels"] = tuple(tuple(pair) for pair in d.get("labels", ()))
+    return check(Finding(**values))
 
 
 def _iso(ts: datetime | None) -> str | None:
@@ -296,12 +301,12 @@ def _iso(ts: datetime | None) -> str | None:
 
 
 def _time(value: Any) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
+    return None if value is None else as_time(value, "time")
 
 
 def _num(value: Any) -> float | None:
-    return None if value is None else float(value)
+    return None if value is None else as_float(value)
 
 
 def _int(value: Any) -> int | None:
-    return None if value is None else int(value)
+    return None if value is None else as_int(value)

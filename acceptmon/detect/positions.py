@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from acceptmon.model import SpecSample
+from acceptmon.strict import as_float, as_str
 
 MAX_RUNS = 8
 MAX_POSITIONS = 16
@@ -80,6 +81,6 @@ class Positions:
         self._runs = {}
         try:
             for run_id, sums, total in data or []:
-                self._runs[str(run_id)] = ([float(v) for v in sums][:MAX_POSITIONS], float(total))
+                self._runs[as_str(run_id)] = ([as_float(v) for v in sums][:MAX_POSITIONS], as_float(total))
         except (TypeError, ValueError):
             self._runs = {}

@@ -7,6 +7,7 @@ is the detector's comparison on exactly the intervals the table counts.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,6 +23,9 @@ from acceptmon.model import DecodeSample, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
 from acceptmon.runs.summary import describe_change, describe_settings
+from acceptmon.strict import WrongShape, as_float, as_int, as_key, as_time
+
+log = logging.getLogger("acceptmon.detect")
 
 #: Intervals the live view draws.
 RECENT = 240
@@ -171,6 +175,7 @@ class RunTable:
         """Take back ``checkpoint()`` output for runs the tracker still knows; ignore anything odd."""
         if not isinstance(data, dict):
             return
+        dropped: list[str] = []
         for source, runs in data.items():
             known = {r.run_id: r for r in self._tracker.runs(str(source))}
             if not isinstance(runs, dict):
@@ -178,22 +183,31 @@ class RunTable:
             for run_id, raw in runs.items():
                 run = known.get(str(run_id))
                 stats = _stats_from(run, raw) if run is not None else None
-                if stats is not None:
-                    self.runs.setdefault(run.source, {})[run.run_id] = stats  # type: ignore[union-attr]
+                if isinstance(stats, RunStats):
+                    self.runs.setdefault(stats.run.source, {})[stats.run.run_id] = stats
+                elif stats is not None:
+                    dropped.append(stats)
+        if dropped:
+            log.warning("saved stats of %d run(s) unusable (%s); dropped", len(dropped), dropped[0])
 
 
-def _stats_from(run: Run, raw: Any) -> RunStats | None:
+def _stats_from(run: Run, raw: Any) -> RunStats | str:
+    """The run's saved stats, every value checked (``acceptmon.strict``), or why not."""
     try:
         stats = RunStats(run)
         for bucket, hist in raw["strata"].items():
             for value, n in hist.items():
-                if int(n) > 0:
-                    stats.hists.strata.setdefault(int(bucket), {})[int(value)] = int(n)
-                    stats.hists.n += int(n)
-        stats.tokens, stats.rate_tokens = float(raw["tokens"]), float(raw["rate_tokens"])
-        stats.last_ts = datetime.fromisoformat(raw["last_ts"]) if raw.get("last_ts") else None
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
+                if as_int(n, "strata") > 0:
+                    stats.hists.strata.setdefault(as_key(bucket), {})[as_key(value)] = n
+                    stats.hists.n += n
+        stats.tokens, stats.rate_tokens = as_float(raw["tokens"]), as_float(raw["rate_tokens"])
+        stats.last_ts = as_time(raw["last_ts"]) if raw.get("last_ts") is not None else None
+        started = run.started
+        if stats.last_ts and started and (stats.last_ts.tzinfo is None) != (started.tzinfo is None):
+            raise WrongShape("last_ts", "naive where the run's start is not, or the other way round")
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        # The field, never the value (values may be secrets).
+        return str(exc) if isinstance(exc, WrongShape) else type(exc).__name__
     return stats
 
 

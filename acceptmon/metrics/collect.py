@@ -141,6 +141,11 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
     _g("acceptmon_checkpoint_age_seconds", "Seconds since the last successful checkpoint.", ()),
     _c("acceptmon_checkpoint_errors", "Checkpoints that could not be written (disk full, permissions).", ()),
     _c(
+        "acceptmon_state_symlinks_refused",
+        "Symlinks found in the state directory where a state file or directory belongs, not followed.",
+        (),
+    ),
+    _c(
         "acceptmon_checkpoint_discarded",
         "Checkpoints found unusable at start-up (corrupt or of the wrong shape), moved aside.",
         (),

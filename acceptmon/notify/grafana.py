@@ -4,13 +4,15 @@ Annotations are organisation-wide and tagged ``acceptmon``; the bundled
 dashboard shows them by that tag. They go through the same delivery queue
 as Slack (dedupe, retries with backoff, never blocking ingestion). Grafana
 has no idempotency key, so each annotation carries a delivery tag, and a
-delivery whose outcome was unknown (timeout, dropped connection) is looked
-up by that tag before it is posted again: a retry never doubles it.
+delivery whose outcome was unknown (timeout, dropped connection, or a queued
+one restored after a restart) is looked up by that tag before it is posted
+again: a retry never doubles it.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -64,6 +66,11 @@ class GrafanaTransport:
         url = Secret(base_url.rstrip("/") + "/api/annotations")
         self._http = HttpTransport(url, timeout_s, bearer=token)
         self._unsure: set[str] = set()
+
+    def unsure_of(self, delivery_ids: Iterable[str]) -> None:
+        """Deliveries an earlier process may have posted (a ``kill -9`` mid-POST leaves no
+        answer on record): each is looked up by its tag before it is posted."""
+        self._unsure.update(delivery_ids)
 
     def post(self, body: bytes, delivery_id: str) -> Response:
         tag = _DELIVERY + delivery_id

@@ -117,5 +117,7 @@ def build_notifier(
             raise NotifyConfigError(
                 [f"notify: cannot use state directory {directory} ({exc.strerror})"]
             ) from None
+        if isinstance(transport, GrafanaTransport):  # restored: a killed process may have posted them
+            transport.unsure_of(queue.pending_ids())
         channels.append(Channel(cfg, queue))
     return Notifier(channels, clock, tuple(urls.values()))

@@ -125,6 +125,11 @@ class DeliveryQueue:
             self._settle(message, response)
             return self._next_due()[1]
 
+    def pending_ids(self) -> list[str]:
+        """The delivery ids waiting, oldest first."""
+        with self._lock:
+            return [self._pending[seq].delivery_id for seq in sorted(self._pending)]
+
     def stats(self) -> QueueStats:
         with self._lock:
             oldest = min((m.enqueued_at for m in self._pending.values()), default=None)

@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from acceptmon.statedir import fsync_dir, remove_leftovers, write_private
+from acceptmon.statedir import fsync_dir, private_subdir, read_private, remove_leftovers, write_private
+from acceptmon.strict import check
 
 log = logging.getLogger("acceptmon.notify")
 
@@ -39,8 +40,10 @@ class Message:
 
 class MessageStore:
     def __init__(self, directory: Path) -> None:
-        self.dir = directory
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # Every level 0700 (``notify/`` used to be 0755), ours, and never a symlink.
+        top = directory.parent.parent
+        top.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.dir = private_subdir(top, directory.parent.name, directory.name)
 
     def load(self) -> tuple[list[Message], int]:
         """Pending messages by sequence, and how many files were unreadable.
@@ -51,7 +54,7 @@ class MessageStore:
         messages, bad = [], 0
         for path in sorted(self.dir.glob(f"{_PREFIX}*{_SUFFIX}")):
             try:
-                messages.append(Message(**json.loads(path.read_text(encoding="utf-8"))))
+                messages.append(check(Message(**json.loads(read_private(path).decode("utf-8")))))
             except (OSError, ValueError, TypeError):
                 bad += 1
                 self._quarantine(path)
@@ -68,7 +71,7 @@ class MessageStore:
     def load_ledger(self) -> dict[str, Any]:
         path = self.dir / _LEDGER
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_private(path).decode("utf-8"))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError):

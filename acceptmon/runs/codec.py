@@ -14,13 +14,13 @@ import json
 import logging
 import os
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from acceptmon.labels import name_bytes
 from acceptmon.model import ConfigDiff, ConfigSnapshot, Run, SpecSettings
-from acceptmon.statedir import write_private
+from acceptmon.statedir import is_real_dir, private_subdir, read_private, write_private
+from acceptmon.strict import as_int, as_time, check
 
 log = logging.getLogger("acceptmon.agent")
 
@@ -78,12 +78,17 @@ def diff_from_dict(d: dict[str, Any]) -> ConfigDiff:
 
 
 def run_from_dict(d: dict[str, Any]) -> Run:
+    """Every field checked against its declared type (``acceptmon.strict``: ``WrongShape`` if not)."""
     cfg = d.get("config")
+    return check(_run_from_dict(d, cfg))
+
+
+def _run_from_dict(d: dict[str, Any], cfg: Any) -> Run:
     return Run(
         source=d["source"],
         run_id=d["run_id"],
-        started=datetime.fromisoformat(d["started"]) if d.get("started") else None,
-        started_lineno=int(d.get("started_lineno", 0)),
+        started=as_time(d["started"], "Run.started") if d.get("started") is not None else None,
+        started_lineno=as_int(d.get("started_lineno", 0), "Run.started_lineno"),
         config=None
         if cfg is None
         else ConfigSnapshot(
@@ -96,8 +101,8 @@ def run_from_dict(d: dict[str, Any]) -> Run:
         settings=SpecSettings(**d.get("settings", {})),
         previous_run_id=d.get("previous_run_id"),
         diff=diff_from_dict(d["diff"]) if d.get("diff") else None,
-        kind=str(d.get("kind") or "start"),
-        reason=str(d.get("reason") or ""),
+        kind=d.get("kind") or "start",
+        reason=d.get("reason") or "",
     )
 
 
@@ -117,23 +122,22 @@ class SnapshotStore:
         self.root = Path(state_dir) / "runs"
         self.keep_runs = keep_runs
         self.max_age_s = max_age_days * 86400
+        self._bad: set[Path] = set()
 
     def _dir(self, source: str) -> Path:
         return self.root / hashlib.sha256(name_bytes(source)).hexdigest()[:16]
 
     def save(self, run: Run) -> None:
-        folder = self._dir(run.source)
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.root.chmod(0o700)
+        folder = private_subdir(self.root.parent, self.root.name, self._dir(run.source).name)
         write_private(folder / f"{run.run_id}.json", json.dumps(run_to_dict(run), default=repr).encode())
         self._prune_folder(folder, time.time())
 
     def prune(self, now: float | None = None) -> None:
         """Apply the count and age bounds to every source's snapshots (at start-up)."""
-        if not self.root.is_dir():
+        if not is_real_dir(self.root):
             return
         for folder in self.root.iterdir():
-            if folder.is_dir():
+            if is_real_dir(folder):  # never prune through a symlink planted here
                 self._prune_folder(folder, time.time() if now is None else now)
 
     def _prune_folder(self, folder: Path, now: float) -> None:
@@ -155,15 +159,20 @@ class SnapshotStore:
 
     def load(self, source: str, limit: int = 50) -> list[dict[str, Any]]:
         folder = self._dir(source)
-        if not folder.is_dir():
+        if not is_real_dir(self.root) or not is_real_dir(folder):
             return []
         files = _by_run_number(folder)
         out = []
         for path in files[-limit:]:
             try:
-                out.append(json.loads(path.read_text()))
-            except (OSError, ValueError):
+                data = json.loads(read_private(path))
+                run_from_dict(data)  # every field of its type, or the file is skipped
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+                if path not in self._bad:  # once per file: this runs at every /api/runs/<id>
+                    self._bad.add(path)
+                    log.warning("run snapshot %s unusable (%s); skipped", path, type(exc).__name__)
                 continue
+            out.append(data)
         return out
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from acceptmon.redact import redact_text
+from acceptmon.strict import plain
 
 #: Callable[[source, draft path], config or None], as ``acceptmon.runs.DraftReader``.
 DraftReader = Callable[[str, str], "dict[str, Any] | None"]
@@ -95,7 +96,7 @@ def parse_config(data: bytes, path: str) -> dict[str, Any] | None:
             exc,
         )
         return None
-    return parsed if isinstance(parsed, dict) else None
+    return plain(parsed) if isinstance(parsed, dict) else None  # NaN, Infinity: their names
 
 
 def draft_reader(saved: list[str], readers: dict[str, FileReader]) -> DraftReader:

@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from acceptmon.strict import plain
+
 MAX_BYTES = 1 << 20
 
 
@@ -30,9 +32,9 @@ def read_content(path: str) -> Any:
         return {"error": exc.strerror or str(exc)}
     try:
         if path.endswith(".json"):
-            return json.loads(data)
+            return plain(json.loads(data))  # NaN, Infinity: their names
         if path.endswith((".yaml", ".yml")):
-            return yaml.safe_load(data)
+            return plain(yaml.safe_load(data))  # .inf, dates: strings
     except ValueError:
         pass
     return {"sha256": hashlib.sha256(data).hexdigest()}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import shutil
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -148,3 +150,23 @@ def test_the_agent_annotates_run_starts_and_findings(
         agent.close()
     runs = sorted((a for a in grafana.state.annotations if "run" in a["tags"]), key=lambda a: a["time"])
     assert "run r1 started" in runs[0]["text"] and "args.speculative_num_steps" in runs[1]["text"]
+
+
+def test_a_restart_after_a_kill_mid_post_looks_the_annotation_up_first(
+    tmp_path: Path, grafana: FakeGrafana
+) -> None:
+    """Issue 19 item 8: the state as a ``kill -9`` during the POST leaves it, then a new process."""
+    clock = ManualClock(1_764_500_000.0)
+    grafana.state.hang_after_store = 1  # Grafana stores it; the answer never comes
+    first = notifier(tmp_path / "a", grafana, clock, timeout_s=5)
+    first.note_run(RUN)
+    posting = threading.Thread(target=first.step)
+    posting.start()
+    wait_for(lambda: len(grafana.state.annotations) == 1, 10, "the annotation stored")
+    shutil.copytree(tmp_path / "a", tmp_path / "b")  # the disk at the moment of the kill
+    grafana.hung.set()
+    posting.join(10)
+    grafana.state.requests.clear()
+    drain(notifier(tmp_path / "b", grafana, clock), clock)
+    assert len(grafana.state.annotations) == 1
+    assert grafana.state.requests[0] == ("GET", "/api/annotations")
