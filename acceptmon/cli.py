@@ -36,6 +36,7 @@ def _zone(name: str | None) -> tzinfo | None:
 def _oneshot(args: argparse.Namespace) -> int:
     from acceptmon import oneshot
     from acceptmon.pipeline import Pipeline
+    from acceptmon.terminal import printable
 
     tz = _zone(args.timezone)
     if tz is None:
@@ -56,7 +57,7 @@ def _oneshot(args: argparse.Namespace) -> int:
     elif findings is not None:
         findings.write(sys.stdout)
     for problem in problems:
-        print(f"acceptmon: cannot read {problem}", file=sys.stderr)
+        print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     return 1 if problems and len(problems) == len(args.paths) else 0
 
 
@@ -173,14 +174,15 @@ def _run(args: argparse.Namespace) -> int:
 
 def _check_config(args: argparse.Namespace) -> int:
     from acceptmon.settings import SettingsError, load
+    from acceptmon.terminal import printable
 
     try:
         cfg = load(args.config, args.sources)
     except SettingsError as exc:
-        print(f"acceptmon: {args.config}: {exc}", file=sys.stderr)
+        print(printable(f"acceptmon: {args.config}: {exc}", newlines=True), file=sys.stderr)
         return startup.SETTINGS
     kinds = ", ".join(f"{s.name} ({s.kind})" for s in cfg.sources) or "none"
-    print(f"{args.config}: OK; listen {cfg.listen}, state {cfg.state_dir}; sources: {kinds}")
+    print(printable(f"{args.config}: OK; listen {cfg.listen}, state {cfg.state_dir}; sources: {kinds}"))
     return 0
 
 
