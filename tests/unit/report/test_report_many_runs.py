@@ -1,0 +1,44 @@
+"""``acceptmon report`` on a log of 2,000 runs: a bounded page of bounded plots."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acceptmon.cli import main
+from acceptmon.testing.many_runs import many_runs
+
+matplotlib = pytest.importorskip("matplotlib")
+
+
+@pytest.fixture
+def artists(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The number of artists in each figure the report saves."""
+    from matplotlib.figure import Figure
+
+    counts: list[int] = []
+    save = Figure.savefig
+
+    def counting(fig: Figure, *args: Any, **kwargs: Any) -> None:
+        counts.append(len(fig.findobj()))
+        save(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", counting)
+    yield counts
+
+
+def test_two_thousand_runs_make_a_bounded_report(
+    tmp_path: Path, artists: list[int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, out = tmp_path / "many.log", tmp_path / "r.html"
+    many_runs(str(log), 2000, intervals=5)
+    assert main(["report", "--timezone", "UTC", str(log), "-o", str(out)]) == 0
+    assert "internal error" not in capsys.readouterr().err
+    assert len(artists) == 6 and max(artists) < 1000, artists  # three plots, light and dark
+    page = out.read_text()
+    assert len(page) < 2_000_000
+    assert "2000 runs" in page and "1800 earlier runs left out: acceptmon runs lists every run" in page
+    assert "the latest 30 of 2000 runs" in page and "r2000" in page
