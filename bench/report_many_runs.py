@@ -29,7 +29,10 @@ def measure(code: Path, log: str, out: str) -> tuple[float, float, int]:
     env = {**os.environ, "PYTHONPATH": str(code)}
     cmd = [sys.executable, "-m", "acceptmon", "report", "--timezone", "UTC", log, "-o", out]
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # From the log's directory: ``-m`` puts the working directory first on the path.
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=Path(log).parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)

@@ -18,7 +18,19 @@ PACKAGE = Path(acceptmon.__file__).parent
 #: Layer of each top-level name under ``acceptmon``; a module may import its own layer or below.
 LAYERS: dict[str, int] = {
     **dict.fromkeys(
-        ["__init__", "model", "clock", "log_time", "redact", "suggest", "statedir", "labels", "testing"], 0
+        [
+            "__init__",
+            "model",
+            "clock",
+            "log_time",
+            "redact",
+            "suggest",
+            "statedir",
+            "labels",
+            "terminal",
+            "testing",
+        ],
+        0,
     ),
     "sources": 1,
     "parse": 2,
