@@ -454,12 +454,15 @@ def _add_grafana(sub: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from acceptmon.terminal import PrintableFormatter
+
     args = build_parser().parse_args(argv)
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(
         # `runs` prints a report: only warnings belong beside it.
         level=logging.DEBUG if args.verbose else logging.WARNING if args.command == "runs" else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
+        handlers=[stderr],
     )
     try:
         return int(args.func(args))

@@ -9,6 +9,7 @@ through :func:`printable`; JSON outputs need not (``json.dumps`` escapes it).
 
 from __future__ import annotations
 
+import logging
 import re
 
 #: C0 controls, DEL, C1 controls (8-bit CSI/OSC), bidi embeddings, overrides, isolates and
@@ -28,3 +29,11 @@ def printable(text: str, *, newlines: bool = False) -> str:
     """``text`` with every control character shown as a visible escape (``\\x1b``, ``\\u202e``),
     so it reads as what it is and does nothing; ``newlines`` keeps line breaks of multi-line text."""
     return (_UNSAFE_KEEP_NEWLINES if newlines else _UNSAFE).sub(_escaped, text)
+
+
+class PrintableFormatter(logging.Formatter):
+    """Log lines for a terminal: a message quoting a log's text (a path, a key) escapes its
+    control characters like every other output; line breaks (tracebacks) stay."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record), newlines=True)

@@ -17,6 +17,7 @@ HOSTILE: list[dict[str, object]] = [
     {"c1\x9b2J\x9d52;c;cHduZWQ=\x9c": 1},  # the 8-bit CSI and OSC
     {"bidi\u202eevil\u2066x\u2069\u200f": 1},  # right-to-left override, isolate, mark
     {"markup[/bold][link=http://x]": 1},  # rich markup: must print as written, not fail
+    {"speculative_draft_model_path": "/models/d\x1b]52;c;cHduZWQ=\x07"},  # quoted by a warning
 ]
 
 #: What must never reach a terminal from a log: C0 but newline, DEL, C1, bidi controls.

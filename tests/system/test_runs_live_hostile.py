@@ -74,7 +74,7 @@ def test_follow_view_writes_no_escapes_from_the_log_to_the_terminal(tmp_path: Pa
     tmux("set-option", "-s", "set-clipboard", "on")
     tmux("pipe-pane", "-t", tmux.name, "-o", f"cat >> {shlex.quote(str(raw))}")
     tmux("send-keys", "-t", tmux.name, "Enter")
-    screen = tmux.wait_for("r6 vs r5")
+    screen = tmux.wait_for("r7 vs r6")
     print(screen)
     tmux("send-keys", "-t", tmux.name, "C-c")
     final = tmux.wait_for("EXIT=")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from datetime import UTC
 from pathlib import Path
 
@@ -33,6 +35,14 @@ def test_runs_table_prints_no_escapes_from_a_hostile_log(
     assert not UNSAFE.findall(out + err), [m for m in UNSAFE.findall(out + err)]
     assert r"+args.clip\x1b]52;c;cHduZWQ=\x07" in out and r"\u202eevil" in out
     assert "markup[/bold][link=http://x]" in out
+
+
+def test_runs_warnings_on_stderr_escape_the_log_text_they_quote(tmp_path: Path) -> None:
+    log = hostile_log(tmp_path / "server.log")
+    cmd = [sys.executable, "-m", "acceptmon", "runs", "--timezone", "UTC", str(log)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert "no config.json here" in done.stderr and r"/models/d\x1b]52" in done.stderr
+    assert not UNSAFE.findall(done.stdout + done.stderr), UNSAFE.findall(done.stderr)
 
 
 def test_live_view_renders_no_escapes_and_no_markup_from_a_hostile_log(tmp_path: Path) -> None:
