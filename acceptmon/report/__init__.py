@@ -32,6 +32,8 @@ from acceptmon.terminal import printable
 NO_PLOTTING = 2
 #: Runs in a source's table (the latest; ``acceptmon runs`` lists them all).
 TABLE_RUNS = 200
+#: Findings listed under a source's plots (the latest; every one is marked in the plot).
+FINDINGS_SHOWN = 50
 
 _CSS = """
 :root { color-scheme: light dark; }
@@ -86,7 +88,12 @@ def build(
         plots[lg.name] = drawn = plots_for(lg.name, s, runs, mine)
         parts.append(_img(drawn[0]))
         parts.append('<div class="row">' + "".join(_img(p) for p in drawn[1:]) + "</div>")
-        for f in mine:
+        if len(mine) > FINDINGS_SHOWN:
+            parts.append(
+                f"<p>{len(mine) - FINDINGS_SHOWN} earlier findings left out "
+                "(acceptmon oneshot --format findings lists them all).</p>"
+            )
+        for f in mine[-FINDINGS_SHOWN:]:
             state = "firing" if f.active else "resolved"
             parts.append(
                 f"<p><b>{html.escape(f.severity.upper())} {html.escape(f.rule)}</b> ({state}): {html.escape(f.summary)}</p>"

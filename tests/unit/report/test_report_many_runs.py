@@ -42,3 +42,15 @@ def test_two_thousand_runs_make_a_bounded_report(
     assert len(page) < 2_000_000
     assert "2000 runs" in page and "1800 earlier runs left out: acceptmon runs lists every run" in page
     assert "the latest 30 of 2000 runs" in page and "r2000" in page
+
+
+def test_findings_listed_are_the_latest_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, out = tmp_path / "drops.log", tmp_path / "r.html"
+    many_runs(str(log), 150, intervals=60, levels=(3.2, 1.6))  # every other run a drop
+    assert main(["report", "--timezone", "UTC", str(log), "-o", str(out)]) == 0
+    page = out.read_text()
+    listed = page.count("<p><b>")
+    assert listed == 50, listed
+    assert "earlier findings left out (acceptmon oneshot --format findings lists them all)" in page
