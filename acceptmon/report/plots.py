@@ -6,8 +6,8 @@ size; per-position acceptance where the engine logs it.
 
 A log of thousands of runs draws in about the time of a few: each plot is a
 handful of artists (all boundaries one collection, every run's rolling median
-one line), labels, boxes and load curves go to the latest runs only (the
-captions say so), and every pass over the intervals is linear.
+one line), boxes and load curves go to the latest runs only, labels only to a
+few runs (the captions say so), and every pass over the intervals is linear.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from acceptmon.report.series import SourceSeries
 #: Themes: (matplotlib style sheet, accent colours).
 THEMES = {"light": "default", "dark": "dark_background"}
 BLUE, ORANGE, RED, GREY = "#1f77b4", "#ff7f0e", "#d62728", "#888888"
-#: Run starts labelled, findings annotated and runs boxed: the latest this many.
+#: Runs boxed: the latest this many. Run starts and findings are labelled when there are at
+#: most this many (more labels would only overlap; the table names them).
 LABELLED = 30
 #: Runs drawn against batch size (one colour and legend entry each): the latest this many.
 LOAD_RUNS = 8
@@ -128,8 +129,9 @@ def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) ->
                 color=GREY,
                 linestyle="--",
                 linewidth=1,
+                alpha=1.0 if len(starts) <= LABELLED else 0.35,
             )
-        for r, x in starts[-LABELLED:]:
+        for r, x in starts if len(starts) <= LABELLED else []:
             when = r.run.started.strftime("%m-%d %H:%M") if r.run.started else ""
             ax.annotate(
                 literal(f"{_short_keys(r)}  {when}"),
@@ -143,10 +145,9 @@ def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) ->
             )
         points = [(x_of(f.first_seen), f.after_accept_len, f.rule) for f in marked]
         if points:
-            ax.plot(
-                [p[0] for p in points], [p[1] for p in points], "v", color=RED, markersize=9, linestyle=""
-            )
-        for x, y, rule in points[-LABELLED:]:
+            many = f"{len(points)} findings" if len(points) > LABELLED else None
+            ax.plot([p[0] for p in points], [p[1] for p in points], "v", color=RED, ms=9, ls="", label=many)
+        for x, y, rule in points if len(points) <= LABELLED else []:
             ax.annotate(
                 literal(rule), (x, y), xytext=(4, -12), textcoords="offset points", fontsize=7, color=RED
             )
@@ -229,12 +230,16 @@ def _latest(shown: int, total: int) -> str:
 def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> list[Plot]:
     groups = _by_run(s)
     served, in_series = len(_served(runs, s)), len(groups)
-    labelled = sum(1 for r in runs if r.run.run_id in groups)
+    starts = sum(1 for r in runs if r.run.run_id in groups)
     out = [
         Plot(
             "over-time",
-            "Acceptance over time (dashed: run starts, labelled by what changed"
-            + (f" for the latest {LABELLED} of {labelled}" if labelled > LABELLED else "")
+            "Acceptance over time (dashed: run starts, "
+            + (
+                "labelled by what changed"
+                if starts <= LABELLED
+                else f"{starts} of them: the table names them"
+            )
             + "; ▼ findings)",
             _render(over_time(s, runs, findings), (11, 4)),
         ),

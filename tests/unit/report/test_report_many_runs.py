@@ -42,6 +42,7 @@ def test_two_thousand_runs_make_a_bounded_report(
     assert len(page) < 2_000_000
     assert "2000 runs" in page and "1800 earlier runs left out: acceptmon runs lists every run" in page
     assert "the latest 30 of 2000 runs" in page and "r2000" in page
+    assert "2000 of them: the table names them" in page
 
 
 def test_findings_listed_are_the_latest_with_a_note(
