@@ -127,9 +127,9 @@ def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) ->
                 1,
                 transform=ax.get_xaxis_transform(),
                 color=GREY,
-                linestyle="--",
-                linewidth=1,
-                alpha=1.0 if len(starts) <= LABELLED else 0.35,
+                # Many starts: thin and solid (dashes by the thousand only blur and bloat the PNG).
+                linestyle="--" if len(starts) <= LABELLED else "-",
+                linewidth=1 if len(starts) <= LABELLED else 0.3,
             )
         for r, x in starts if len(starts) <= LABELLED else []:
             when = r.run.started.strftime("%m-%d %H:%M") if r.run.started else ""
