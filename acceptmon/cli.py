@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from acceptmon import __version__, startup
-from acceptmon.labels import printable_logs
+from acceptmon.terminal import printable_logs
 
 EPILOG = """\
 examples:
@@ -37,6 +37,7 @@ def _zone(name: str | None) -> tzinfo | None:
 def _oneshot(args: argparse.Namespace) -> int:
     from acceptmon import oneshot
     from acceptmon.pipeline import Pipeline
+    from acceptmon.terminal import printable
 
     tz = _zone(args.timezone)
     if tz is None:
@@ -57,7 +58,7 @@ def _oneshot(args: argparse.Namespace) -> int:
     elif findings is not None:
         findings.write(sys.stdout)
     for problem in problems:
-        print(f"acceptmon: cannot read {problem}", file=sys.stderr)
+        print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     return 1 if problems and len(problems) == len(args.paths) else 0
 
 
@@ -174,14 +175,15 @@ def _run(args: argparse.Namespace) -> int:
 
 def _check_config(args: argparse.Namespace) -> int:
     from acceptmon.settings import SettingsError, load
+    from acceptmon.terminal import printable_lines
 
     try:
         cfg = load(args.config, args.sources)
     except SettingsError as exc:
-        print(f"acceptmon: {args.config}: {exc}", file=sys.stderr)
+        print(printable_lines(f"acceptmon: {args.config}: {exc}"), file=sys.stderr)
         return startup.SETTINGS
     kinds = ", ".join(f"{s.name} ({s.kind})" for s in cfg.sources) or "none"
-    print(f"{args.config}: OK; listen {cfg.listen}, state {cfg.state_dir}; sources: {kinds}")
+    print(printable(f"{args.config}: OK; listen {cfg.listen}, state {cfg.state_dir}; sources: {kinds}"))
     return 0
 
 
@@ -453,12 +455,15 @@ def _add_grafana(sub: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from acceptmon.terminal import PrintableFormatter
+
     args = build_parser().parse_args(argv)
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(
         # `runs` prints a report: only warnings belong beside it.
         level=logging.DEBUG if args.verbose else logging.WARNING if args.command == "runs" else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
+        handlers=[stderr],
     )
     printable_logs()  # a file name never fakes a log line
     try:

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from acceptmon.labels import printable
+from acceptmon.terminal import printable
 from acceptmon.suggest import shown, unknown_keys
 
 DEFAULT_LISTEN = "127.0.0.1:9469"

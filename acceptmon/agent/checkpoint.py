@@ -14,7 +14,7 @@ import os
 import time
 from typing import Any
 
-from acceptmon.labels import printable
+from acceptmon.terminal import printable
 from acceptmon.statedir import ensure_private_dir, read_private, write_private
 
 log = logging.getLogger("acceptmon.sources")

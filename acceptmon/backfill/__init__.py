@@ -32,6 +32,7 @@ from acceptmon.runs.draft_config import FileReader
 from acceptmon.runsview.inputs import InputError, Log
 from acceptmon.runsview.read import feed_file, new_pipeline
 from acceptmon.runsview.remote import opened
+from acceptmon.terminal import printable
 
 #: Exit status when promtool is missing or fails (the OpenMetrics file is still written).
 NO_BLOCKS = 3
@@ -115,7 +116,7 @@ def collect(
         for lg, path in files:
             problem = feed_file(pipeline, lg.name, path, lg.opener)
             if problem:
-                print(f"acceptmon: cannot read {problem}", file=sys.stderr)
+                print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
             advance(path)
     sampler.finish()
     return sampler
@@ -184,7 +185,7 @@ def main(
         with opened(sources, ssh_config) as (logs, readers):
             sampler = collect(logs, tz, step, draft_config, readers, labels)
     except InputError as exc:
-        print(f"acceptmon: {exc}", file=sys.stderr)
+        print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
         return 2
     directory = Path(out)
     om = directory / "acceptmon.om"

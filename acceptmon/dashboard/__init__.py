@@ -6,13 +6,15 @@ tell an untouched dashboard (updated) from one someone edited in Grafana
 (kept, unless ``--force``). The update is version-checked, so an edit saved
 between our read and our write is not clobbered either. The dashboard is
 pointed at a Prometheus data source that must exist. The token is read from
-an environment variable and never printed.
+an environment variable and never printed. No reply is read past
+``MAX_REPLY`` bytes: a larger one is refused, not buffered.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import io
 import json
 import logging
 from dataclasses import dataclass
@@ -25,10 +27,20 @@ UID = "acceptmon"
 _SYNC_TAG = "acceptmon-sync:"
 #: Exit status when a newer edit in Grafana was kept (nothing was changed).
 KEPT = 3
+#: The most of any one reply read (decompressed): the bundled dashboard is ~40 kB.
+MAX_REPLY = 16 << 20
+_CHUNK = 64 << 10
 
 
 class SyncError(Exception):
     """Grafana could not be reached or refused; the message is safe to print."""
+
+
+class ReplyTooLarge(Exception):
+    """A reply ran past ``MAX_REPLY``; raised from the response hook, before the body is kept."""
+
+    def __str__(self) -> str:
+        return f"Grafana's reply is larger than {MAX_REPLY >> 20} MiB: refused (is --url Grafana?)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +79,30 @@ def _without_current(key: str, value: Any) -> Any:
 def _api(url: str, token: str, timeout: float) -> Any:
     from grafana_client.api import GrafanaApi
 
-    return GrafanaApi.from_url(url, credential=token, timeout=timeout)
+    api = GrafanaApi.from_url(url, credential=token, timeout=timeout)
+    api.client.s.hooks["response"].append(_bounded)
+    return api
+
+
+def _bounded(response: Any, **_kwargs: Any) -> Any:
+    """Read the body here, at most ``MAX_REPLY`` bytes, before the client reads it whole.
+
+    The session runs response hooks before it loads the body; the body read
+    here replaces the connection's stream, so the client then reads the copy.
+    """
+    raw = response.raw
+    if raw is None or not hasattr(raw, "stream"):
+        return response
+    chunks, size = [], 0
+    for chunk in raw.stream(_CHUNK, decode_content=True):
+        size += len(chunk)
+        if size > MAX_REPLY:
+            raw.close()
+            raise ReplyTooLarge
+        chunks.append(chunk)
+    raw.release_conn()
+    response.raw = io.BytesIO(b"".join(chunks))
+    return response
 
 
 def _call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -84,6 +119,8 @@ def _call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         raise SyncError(f"{what}: Grafana answered {exc.status_code}: {_message(exc)}") from None
     except GrafanaException as exc:
         raise SyncError(f"{what}: {_message(exc)}") from None
+    except ReplyTooLarge as exc:
+        raise SyncError(f"{what}: {exc}") from None
     except OSError as exc:
         raise SyncError(f"{what}: cannot reach Grafana ({type(exc).__name__})") from None
 
@@ -125,6 +162,8 @@ def _existing(api: Any) -> dict[str, Any] | None:
 
     try:
         return dict(api.dashboard.get_dashboard(UID))
+    except ReplyTooLarge as exc:
+        raise SyncError(f"reading the dashboard: {exc}") from None
     except GrafanaClientError as exc:
         if exc.status_code == 404:
             return None

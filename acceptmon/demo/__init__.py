@@ -12,6 +12,7 @@ from acceptmon.oneshot import FindingLog, read_chunks
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import DraftReader, RunTracker
 from acceptmon.runs.summary import RunSummaries, RunSummary
+from acceptmon.terminal import printable
 
 DEMO_LOG = "demo-eagle3-incident.log"
 DRAFT_CONFIGS = "demo-draft-configs.json"
@@ -76,7 +77,7 @@ def _finding_lines(findings: list[Finding]) -> list[str]:
 
 def main(plain: bool = False) -> int:
     pipeline, summaries, findings = replay()
-    rows = _rows(summaries)
+    rows = [[printable(cell) for cell in row] for row in _rows(summaries)]
     stats = pipeline.store.stats(SOURCE).counters
     title = f"acceptmon demo — {SOURCE}: {int(stats['lines'])} lines, {int(stats['decode_batches'])} Decode intervals"
     if plain or not sys.stdout.isatty():
@@ -85,20 +86,23 @@ def main(plain: bool = False) -> int:
         for row in rows:
             print(" | ".join(row))
         print()
-        print("\n".join(_finding_lines(findings)))
+        print("\n".join(printable(line) for line in _finding_lines(findings)))
     else:
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
         table = Table(title=title)
         for h in HEADERS:
             table.add_column(h)
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*(Text(cell) for cell in row))  # Text: log text is never rich markup
         console = Console()
         console.print(table)
         for line in _finding_lines(findings):
-            console.print(line, style="bold red" if "FIRING" in line else None, highlight=False)
+            console.print(
+                Text(printable(line)), style="bold red" if "FIRING" in line else None, highlight=False
+            )
     print(
         "\nThe server_args of all three runs are identical; the change was in the draft model's "
         "config.json, which acceptmon snapshots at each start (bundled here as the agent saw it)."

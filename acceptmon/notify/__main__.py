@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from acceptmon.labels import printable_logs
+from acceptmon.terminal import printable_logs
 from acceptmon.notify.config import NotifyConfigError, parse_notify_config
 from acceptmon.notify.notifier import build_notifier
 from acceptmon.notify.selftest import sample_finding, send_test_message

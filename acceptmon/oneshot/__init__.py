@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from acceptmon.labels import printable
+from acceptmon.terminal import printable
 from acceptmon.metrics.collect import render
 from acceptmon.model import KIND, Chunk, DecodeSample, Finding, Record, SpecSample
 from acceptmon.pipeline import Pipeline

@@ -26,9 +26,14 @@ from acceptmon.runsview.inputs import InputError, Log
 from acceptmon.runsview.read import feed_file, new_pipeline
 from acceptmon.runsview.remote import opened
 from acceptmon.runsview.render import plain
+from acceptmon.terminal import printable
 
 #: Exit status when matplotlib is not installed.
 NO_PLOTTING = 2
+#: Runs in a source's table (the latest; ``acceptmon runs`` lists them all).
+TABLE_RUNS = 200
+#: Findings listed under a source's plots (the latest; every one is marked in the plot).
+FINDINGS_SHOWN = 50
 
 _CSS = """
 :root { color-scheme: light dark; }
@@ -67,7 +72,7 @@ def build(
         for path in lg.files:
             problem = feed_file(pipeline, lg.name, path, lg.opener)
             if problem:
-                print(f"acceptmon: cannot read {problem}", file=sys.stderr)
+                print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     finding_log.detector.evaluate()
     findings: list[Finding] = list(finding_log.findings.values())
     parts, plots = [], {}
@@ -75,14 +80,20 @@ def build(
         runs, s = table.of(lg.name), series.sources.get(lg.name)
         mine = [f for f in findings if f.source == lg.name]
         parts.append(f"<h2>{html.escape(lg.name)}</h2>")
-        parts.append(f"<pre>{html.escape(plain(lg.name, runs, table.verdict(lg.name), []))}</pre>")
+        table_text = plain(lg.name, runs, table.verdict(lg.name), [], latest=TABLE_RUNS)
+        parts.append(f"<pre>{html.escape(table_text)}</pre>")
         if s is None or not s.accept_len:
             parts.append("<p>No Decode intervals with an accept length in this log.</p>")
             continue
         plots[lg.name] = drawn = plots_for(lg.name, s, runs, mine)
         parts.append(_img(drawn[0]))
         parts.append('<div class="row">' + "".join(_img(p) for p in drawn[1:]) + "</div>")
-        for f in mine:
+        if len(mine) > FINDINGS_SHOWN:
+            parts.append(
+                f"<p>{len(mine) - FINDINGS_SHOWN} earlier findings left out "
+                "(acceptmon oneshot --format findings lists them all).</p>"
+            )
+        for f in mine[-FINDINGS_SHOWN:]:
             state = "firing" if f.active else "resolved"
             parts.append(
                 f"<p><b>{html.escape(f.severity.upper())} {html.escape(f.rule)}</b> ({state}): {html.escape(f.summary)}</p>"
@@ -114,7 +125,7 @@ def main(
         with opened(sources, ssh_config) as (logs, readers):
             page, plots = build(logs, tz, draft_config, readers)
     except InputError as exc:
-        print(f"acceptmon: {exc}", file=sys.stderr)
+        print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
         return 2
     try:
         if out:

@@ -22,6 +22,7 @@ from acceptmon.runsview import render
 from acceptmon.runsview.inputs import InputError, Log
 from acceptmon.runsview.read import collect
 from acceptmon.runsview.remote import opened
+from acceptmon.terminal import printable
 
 #: Exit status when the latest run of some log is worse than its baseline.
 WORSE = 3
@@ -66,7 +67,7 @@ def main(
                 readers=readers,
             )
     except InputError as exc:
-        print(f"acceptmon: {exc}", file=sys.stderr)
+        print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
         return BAD_SOURCE
 
 
@@ -86,7 +87,7 @@ def _report(
         return WORSE if follow_logs(logs, tz, draft_config, ssh_config=ssh_config, readers=readers) else 0
     pipeline, table, problems = collect(logs, tz, draft_config, readers)
     for problem in problems:
-        print(f"acceptmon: cannot read {problem}", file=sys.stderr)
+        print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     names = [lg.name for lg in logs]
     verdicts = {name: table.verdict(name) for name in names}
     if fmt == "json":

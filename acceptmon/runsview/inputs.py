@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import IO
 
-from acceptmon.labels import printable
+from acceptmon.terminal import printable
 from acceptmon.sources.rotation import COMPRESSED_SUFFIXES, is_rotated_name
 
 log = logging.getLogger("acceptmon.runs")

@@ -32,6 +32,7 @@ from acceptmon.sources.base import Source
 from acceptmon.sources.local import LocalSource
 from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh.options import SSHSettings
+from acceptmon.terminal import printable
 
 TICKS = "▁▂▃▄▅▆▇█"
 #: Sparkline width in intervals (one character each).
@@ -61,23 +62,33 @@ def _runs_table(runs: list[RunStats]) -> Table:
     t.add_column("opened by", overflow="fold", max_width=40)
     for s in runs[-8:]:
         rate = s.accept_rate()
+        # Text, not str: a cell string would be read as rich markup ("[/x]" in a key name fails).
         t.add_row(
-            s.run.run_id, str(s.intervals), _level_text(s), "-" if rate is None else f"{rate:.0%}", s.change()
+            _text(s.run.run_id),
+            str(s.intervals),
+            _level_text(s),
+            "-" if rate is None else f"{rate:.0%}",
+            _text(s.change()),
         )
     return t
+
+
+def _text(value: str, style: str = "") -> Text:
+    """Log-derived text for the live view: printable, and never taken for rich markup."""
+    return Text(printable(value), style=style)
 
 
 def _verdict_text(v: Verdict | None) -> Text:
     if v is None:
         return Text("verdict: waiting for Decode intervals", style="yellow")
-    return Text("verdict: " + v.words(), style=STYLE[v.state])
+    return _text("verdict: " + v.words(), style=STYLE[v.state])
 
 
 def view(table: RunTable, logs: list[Log]) -> RenderableType:
     parts: list[RenderableType] = []
     for lg in logs:
         runs = table.of(lg.name)
-        parts.append(Text(lg.name, style="bold"))
+        parts.append(_text(lg.name, style="bold"))
         parts.append(_runs_table(runs))
         served = [s for s in runs if s.intervals]
         if served:
@@ -86,11 +97,11 @@ def view(table: RunTable, logs: list[Log]) -> RenderableType:
             prev = served[-2].median() if len(served) > 1 else None
             low = min([*values, prev[0] if prev else values[0]])
             high = max([*values, prev[0] if prev else values[0]])
-            line = Text(f"{cur.run.run_id} now ", style="bold")
+            line = _text(f"{cur.run.run_id} now ", style="bold")
             line.append(sparkline(values, low, high), style="cyan")
             line.append(f" {values[-1]:.2f}")
             if prev is not None:
-                line.append(f"   previous run {served[-2].run.run_id}: {prev[0]:.2f}")
+                line.append(printable(f"   previous run {served[-2].run.run_id}: {prev[0]:.2f}"))
             parts.append(line)
             if cur.run.started and cur.last_ts:
                 parts.append(

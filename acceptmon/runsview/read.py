@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import tzinfo
 
 from acceptmon.detect.runstats import RunTable
-from acceptmon.labels import printable
+from acceptmon.terminal import printable
 from acceptmon.oneshot import mtime_hint, read_chunks
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from acceptmon.detect.runstats import RunStats
 from acceptmon.detect.verdict import Verdict
+from acceptmon.terminal import printable
 
 WIDTH = 80
 INDENT = "      "
@@ -67,12 +68,18 @@ def _wrap(text: str, first: str) -> list[str]:
     )
 
 
-def plain(source: str, runs: list[RunStats], verdict: Verdict | None, notes: list[str]) -> str:
-    """The table for one source, then its verdict, within 80 columns."""
+def plain(
+    source: str, runs: list[RunStats], verdict: Verdict | None, notes: list[str], latest: int | None = None
+) -> str:
+    """The table for one source, then its verdict, within 80 columns; only the ``latest`` runs
+    when given (a report of thousands of runs). Log-derived text is made :func:`printable`."""
     total = sum(r.intervals for r in runs)
     # The source on a line of its own: a path is never cut, whatever its length.
     out = [source, f"{_n(len(runs), 'run')}, {_n(total, 'Decode interval')}", "", HEADER]
-    for r in runs:
+    shown = runs if latest is None or len(runs) <= latest else runs[-latest:]
+    if len(shown) < len(runs):
+        out.append(f"({_n(len(runs) - len(shown), 'earlier run')} left out: acceptmon runs lists every run)")
+    for r in shown:
         out.append(
             f"{r.run.run_id:<6}{_started(r.run.started):<21}{duration_words(_lasted(r)):<12}"
             f"{r.intervals:>9}  {_accept(r):<20}{_rate(r):>5}"
@@ -97,4 +104,4 @@ def plain(source: str, runs: list[RunStats], verdict: Verdict | None, notes: lis
         )
     for note in notes:
         out += textwrap.wrap("note: " + note, WIDTH, subsequent_indent="  ", break_long_words=False)
-    return "\n".join(out)
+    return "\n".join(printable(line) for line in out)

@@ -17,7 +17,7 @@ from collections import deque
 from typing import Any
 
 from acceptmon.clock import Clock
-from acceptmon.labels import printable
+from acceptmon.terminal import printable
 from acceptmon.model import Chunk
 from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.events import FileEvents

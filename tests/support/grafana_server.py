@@ -7,7 +7,8 @@ Endpoints (as documented at grafana.com/docs/grafana/latest/developers/http_api/
 ``GET /api/annotations``. Every call needs ``Authorization: Bearer <token>``
 (else 401). ``fail`` queues statuses to answer instead (a 5xx storm);
 ``hang_after_store`` stores the next annotation and then never answers (an
-unknown outcome for the client).
+unknown outcome for the client); ``oversize`` makes ``GET /api/datasources``
+stream a valid JSON reply of that many bytes (a runaway or hostile server).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class GrafanaState:
     fail: deque[int] = field(default_factory=deque)
     fail_paths: tuple[str, ...] = ("/api/annotations",)
     hang_after_store: int = 0
+    oversize: int = 0
     requests: list[tuple[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -91,7 +93,28 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, {"database": "ok", "version": "11.3.0", "commit": "fake"})
 
     def _get_api_datasources(self, _path: str, _q: dict[str, str]) -> None:
+        if self.server.state.oversize:
+            self._send_oversize(self.server.state.oversize)
+            return
         self._send(200, self.server.state.datasources)
+
+    def _send_oversize(self, size: int) -> None:
+        """``[{"name": "xxx…"}]`` of ``size`` bytes, written a chunk at a time (never held whole)."""
+        head, tail = b'[{"name": "', b'"}]'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        chunk = b"x" * (1 << 16)
+        left = size - len(head) - len(tail)
+        try:
+            self.wfile.write(head)
+            while left > 0:
+                self.wfile.write(chunk[: min(left, len(chunk))])
+                left -= len(chunk)
+            self.wfile.write(tail)
+        except OSError:
+            pass  # the client stopped reading: what a bounded client does
 
     def _get_api_search(self, _path: str, q: dict[str, str]) -> None:
         st = self.server.state

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
             "statedir",
             "strict",
             "labels",
+            "terminal",
             "testing",
         ],
         0,

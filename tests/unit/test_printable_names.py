@@ -1,4 +1,4 @@
-"""``labels.printable``: the one rule by which a file name is shown (issue 19 #1, #16)."""
+"""``terminal.printable``: the one rule by which a file name is shown (issue 19 #1, #16)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from acceptmon.labels import PrintableArgs, name_bytes, printable
+from acceptmon.labels import name_bytes
+from acceptmon.terminal import PrintableArgs, printable
 
 ALL_BYTES = os.fsdecode(bytes(range(1, 256)).replace(b"/", b""))
 

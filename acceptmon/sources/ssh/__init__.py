@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from acceptmon.clock import Clock, SystemClock
-from acceptmon.labels import printable
+from acceptmon.terminal import printable
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.health import SourceEvents
