@@ -79,6 +79,8 @@ class SourceStats:
     #: accept len, accept rate); the gauges aggregate them. Rebuilt from the log, not saved.
     dp: dict[int, DpValues] = field(default_factory=dict)
     dp_ts: dict[int, float | None] = field(default_factory=dict)
+    #: No DP rank's time in ``dp_ts`` is older than this (None: none has a time).
+    dp_oldest: float | None = None
     #: The inference server writing the log (``sglang``, ``vllm``, ``llamacpp``, ``lmdeploy``):
     #: the ``engine`` label, from its latest acceptance line; empty until one is seen.
     engine: str = ""
@@ -145,20 +147,30 @@ def accept_len_range(settings: SpecSettings) -> tuple[float, float] | None:
     return 0.995, slots + 1.005
 
 
-def _dp_gauges(s: SourceStats, rank: int, values: DpValues, ts: float | None) -> None:
-    """One DP rank's latest values; with two or more ranks the gauges are the whole server's:
-    requests, queue and throughput summed, accept len and rate weighted by #running-req.
-    A rank silent for ``DP_STALE_S`` of log time (idle: SGLang logs only busy ranks) drops out."""
+def _dp_update(s: SourceStats, rank: int, values: DpValues, ts: float | None) -> None:
+    """One DP rank's latest values, in O(1) amortised whatever the number of ranks: at most
+    ``MAX_DP_RANKS`` are kept (the least recently seen goes first), and a rank silent for
+    ``DP_STALE_S`` of log time (idle: SGLang logs only busy ranks) drops out. The ranks are
+    looked through for stale ones only when ``s.dp_oldest`` (a lower bound of their times)
+    says one may be, not on every line: with hundreds of ranks that scan was most of the cost."""
     s.dp.pop(rank, None)
     s.dp[rank] = values
     s.dp_ts[rank] = ts
+    if ts is not None and (s.dp_oldest is None or ts < s.dp_oldest):
+        s.dp_oldest = ts
     while len(s.dp) > MAX_DP_RANKS:
         s.dp_ts.pop(old := next(iter(s.dp)), None)
         s.dp.pop(old)
-    if ts is not None:
+    if ts is not None and s.dp_oldest is not None and s.dp_oldest < ts - DP_STALE_S:
         for stale in [r for r, t in s.dp_ts.items() if t is not None and t < ts - DP_STALE_S]:
             s.dp.pop(stale, None)
             s.dp_ts.pop(stale, None)
+        s.dp_oldest = min((t for t in s.dp_ts.values() if t is not None), default=None)
+
+
+def _dp_aggregate(s: SourceStats) -> None:
+    """With two or more DP ranks the gauges are the whole server's: requests, queue and
+    throughput summed, accept len and rate weighted by #running-req (once per batch)."""
     if len(s.dp) < 2:
         return
     rows = list(s.dp.values())
@@ -174,6 +186,12 @@ def _dp_gauges(s: SourceStats, rank: int, values: DpValues, ts: float | None) ->
         weight = sum(n for _, n in have)
         if have:
             g[key] = sum(v * n for v, n in have) / weight if weight else sum(v for v, _ in have) / len(have)
+
+
+def _dp_gauges(s: SourceStats, rank: int, values: DpValues, ts: float | None) -> None:
+    """One DP rank's latest values into the aggregate gauges (the per-record path)."""
+    _dp_update(s, rank, values, ts)
+    _dp_aggregate(s)
 
 
 #: Floats hold every integer up to here exactly.
@@ -314,10 +332,12 @@ class Store:
             if rank is not None:
                 last.pop(rank, None)
                 last[rank] = i
-        epochs = batch.epochs
-        for rank, i in last.items():
+        stamps = batch.stamps
+        # Only the ranks seen last can stay (MAX_DP_RANKS): a stretch naming thousands costs no more.
+        for rank, i in list(last.items())[-MAX_DP_RANKS:]:
             v = batch.values(i)
-            _dp_gauges(s, rank, (v[0], v[1], v[2], v[3], v[4], batch.rate(v[4])), epochs[i])
+            _dp_update(s, rank, (v[0], v[1], v[2], v[3], v[4], batch.rate(v[4])), epoch(stamps[i][0]))
+        _dp_aggregate(s)
 
     def spec(self, sample: SpecSample) -> None:
         s = self.stats(sample.meta.source)
