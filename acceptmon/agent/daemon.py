@@ -16,6 +16,7 @@ from acceptmon import settings as config_mod
 from acceptmon import startup
 from acceptmon.agent import Agent
 from acceptmon.agent.health import (
+    budget_metrics,
     checkpoint_metrics,
     draft_metrics,
     finding_metrics,
@@ -35,6 +36,7 @@ from acceptmon.agent.http import (
     metrics_route,
 )
 from acceptmon.detect.runstats import RunStats, run_json, verdict_json
+from acceptmon.metrics.budget import exported_names, over_budget
 from acceptmon.metrics.collect import render
 from acceptmon.model import Run
 from acceptmon.notify.config import NotifyConfigError
@@ -47,6 +49,7 @@ log = logging.getLogger("acceptmon.agent.daemon")
 
 def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
     def extras() -> Any:
+        store, budget = agent.pipeline.store, agent.settings.max_exported_sources
         yield from source_metrics(agent.health())
         if http is not None:
             yield from http_metrics(http.snapshot(), http.open, http.tls_reload_errors)
@@ -54,10 +57,17 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
             agent.checkpoint_age(), agent.checkpoint_errors, agent.checkpoint_discarded
         )
         yield from reload_metrics(agent.reload_ok, agent.reload_at)
-        yield from draft_metrics(agent.draft_missing)
-        yield from settings_metrics({s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources()})
-        store = agent.pipeline.store
-        engines = {name: st.engine for name, st in store.sources.items()}
+        yield from budget_metrics(*over_budget(store.sources, budget))
+        names = exported_names(store.sources, budget)
+        shown = (
+            agent.tracker.sources() if names is None else [s for s in agent.tracker.sources() if s in names]
+        )
+        missing = agent.draft_missing
+        yield from draft_metrics(
+            missing if names is None else {s: v for s, v in missing.items() if s in names}
+        )
+        yield from settings_metrics({s: agent.tracker.settings_unknown(s) for s in shown})
+        engines = {name: st.engine for name, st in store.sources.items()}  # findings are never budgeted
         yield from finding_metrics(agent.findings, agent.raised, store.hosts, engines)
         if agent.notify_worker is not None:
             from acceptmon.notify import OUTCOMES
@@ -65,7 +75,7 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
             yield from notify_metrics(agent.notify_worker.notifier.stats(), OUTCOMES)
 
     with agent.lock:
-        return render(agent.pipeline.store, [extras])
+        return render(agent.pipeline.store, [extras], agent.settings.max_exported_sources)
 
 
 def _runs(agent: Agent) -> list[dict[str, Any]]:

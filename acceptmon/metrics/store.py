@@ -86,6 +86,9 @@ class SourceStats:
     engine: str = ""
     #: vLLM's per-position acceptance of the last interval that printed it (at most MAX_POSITIONS).
     positions: list[float] = field(default_factory=list)
+    #: When the store first saw the source (0, 1, 2, ...; checkpointed): the series budget
+    #: exports the first sources seen (``metrics/budget.py``), the same ones after a restart.
+    seen: int = 0
 
     def count_error(self, kind: str, n: int = 1) -> None:
         self.counters["parse_errors"] += n
@@ -100,6 +103,7 @@ class SourceStats:
             "v0_last": self.v0_last,
             "engine": self.engine,
             "positions": self.positions,
+            "seen": self.seen,
         }
 
     @classmethod
@@ -114,6 +118,8 @@ class SourceStats:
         engine = data.get("engine", "")
         stats.engine = engine if isinstance(engine, str) and engine in ENGINES else ""
         stats.positions = [float(v) for v in data.get("positions", [])][:MAX_POSITIONS]
+        seen = data.get("seen")
+        stats.seen = seen if type(seen) is int and seen >= 0 else 0
         kinds = data.get("error_kinds", {})
         stats.error_kinds.update({k: float(v) for k, v in kinds.items() if k in PARSE_ERROR_KINDS})
         # Checkpoints from before the split: the unattributed rest was malformed lines.
@@ -224,11 +230,14 @@ class Store:
         self.sources: dict[str, SourceStats] = {}
         #: The host each source's log is on (the ``host`` label); empty when not known (oneshot).
         self.hosts: dict[str, str] = {}
+        #: ``seen`` of the next new source; ``sources`` is kept in ``seen`` order.
+        self._seen = 0
 
     def stats(self, source: str) -> SourceStats:
         s = self.sources.get(source)
         if s is None:
-            s = self.sources[source] = SourceStats()
+            s = self.sources[source] = SourceStats(seen=self._seen)
+            self._seen += 1
         return s
 
     def decode(self, sample: DecodeSample, settings: SpecSettings) -> None:
@@ -376,8 +385,12 @@ class Store:
         return {name: s.to_dict() for name, s in self.sources.items()}
 
     def restore(self, data: dict[str, Any]) -> None:
-        for name, saved in data.items():
-            self.sources[name] = SourceStats.from_dict(saved)
+        """Restore in the order the sources were first seen (checkpoints sort their keys;
+        those written before ``seen`` restore in name order)."""
+        restored = {name: SourceStats.from_dict(saved) for name, saved in data.items()}
+        for name, s in sorted(restored.items(), key=lambda item: (item[1].seen, item[0])):
+            self.sources[name] = s
+        self._seen = max((s.seen + 1 for s in self.sources.values()), default=self._seen)
 
 
 def _batch_tokens(c: dict[str, float], settings: SpecSettings, running: list[int], lens: list[float]) -> None:
