@@ -284,8 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
         "alerts later). A file quiet for 10 s is stat-ed every 5 s between scrapes.\n\n"
         "Series budget: each file a glob matches is a source with about 45 series of its own; "
         "/metrics exports them for the first max_exported_sources sources seen (default 500, "
-        "a scrape well under 1 s). Sources beyond it are still read, detected and alerted on, "
-        "and counted in acceptmon_sources_over_budget and acceptmon_sources_over_budget_lines_total.",
+        "a scrape under 1 s). Sources beyond it are still read, detected and notified (Slack, "
+        "webhooks), but none of their series is exported (findings included); they are counted in "
+        "acceptmon_sources_over_budget and acceptmon_sources_over_budget_lines_total.",
         epilog=startup.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

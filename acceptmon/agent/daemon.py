@@ -36,7 +36,7 @@ from acceptmon.agent.http import (
     metrics_route,
 )
 from acceptmon.detect.runstats import RunStats, run_json, verdict_json
-from acceptmon.metrics.budget import exported_names, over_budget
+from acceptmon.metrics.budget import hidden, over_budget
 from acceptmon.metrics.collect import render
 from acceptmon.model import Run
 from acceptmon.notify.config import NotifyConfigError
@@ -58,17 +58,15 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
         )
         yield from reload_metrics(agent.reload_ok, agent.reload_at)
         yield from budget_metrics(*over_budget(store.sources, budget))
-        names = exported_names(store.sources, budget)
-        shown = (
-            agent.tracker.sources() if names is None else [s for s in agent.tracker.sources() if s in names]
-        )
-        missing = agent.draft_missing
-        yield from draft_metrics(
-            missing if names is None else {s: v for s, v in missing.items() if s in names}
-        )
-        yield from settings_metrics({s: agent.tracker.settings_unknown(s) for s in shown})
-        engines = {name: st.engine for name, st in store.sources.items()}  # findings are never budgeted
-        yield from finding_metrics(agent.findings, agent.raised, store.hosts, engines)
+        beyond = hidden(store.sources, budget)
+        missing = {s: v for s, v in agent.draft_missing.items() if s not in beyond}
+        yield from draft_metrics(missing)
+        unknown = {s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources() if s not in beyond}
+        yield from settings_metrics(unknown)
+        engines = {name: st.engine for name, st in store.sources.items()}
+        findings = [f for f in agent.findings if f.source not in beyond]
+        raised = {key: n for key, n in agent.raised.items() if key[1] not in beyond}
+        yield from finding_metrics(findings, raised, store.hosts, engines)
         if agent.notify_worker is not None:
             from acceptmon.notify import OUTCOMES
 

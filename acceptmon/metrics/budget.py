@@ -5,8 +5,9 @@ a 17-series histogram, parse errors by kind, run info). A glob matching 5,000 fi
 ``/metrics`` 23 MB and a scrape take 2-6 s, more than Prometheus's default timeout. The
 sources exported are the first ``limit`` the store saw (its insertion order, which the
 checkpoint keeps across restarts), so a source never drifts in and out of the scrape as
-files come and go; the rest are still read, detected and alerted on, and only counted:
-``acceptmon_sources_over_budget`` and ``acceptmon_sources_over_budget_lines_total``.
+files come and go; the rest are still read, detected and notified (Slack, webhooks), and
+only counted: ``acceptmon_sources_over_budget`` and ``acceptmon_sources_over_budget_lines_total``.
+Their agent-side series (findings, draft config, settings) are not exported either.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ def exported(sources: Mapping[str, SourceStats], limit: int | None) -> Iterator[
     return iter(sources.items()) if limit is None else islice(sources.items(), limit)
 
 
-def exported_names(sources: Mapping[str, SourceStats], limit: int | None) -> set[str] | None:
-    """Names of the exported sources; None when every source is exported."""
+def hidden(sources: Mapping[str, SourceStats], limit: int | None) -> set[str]:
+    """Names of the sources beyond the budget (none when every source is exported)."""
     if limit is None or len(sources) <= limit:
-        return None
-    return set(islice(sources, limit))
+        return set()
+    return set(islice(sources, limit, None))
 
 
 def over_budget(sources: Mapping[str, SourceStats], limit: int | None) -> tuple[int, float]:

@@ -26,13 +26,11 @@ from acceptmon.testing import synth
 T0 = datetime(2026, 11, 28, 9, 0, 0)
 FILES, BUDGET = 30, 10
 SOURCE = re.compile(r'source="(app:[^"]*)"')
-#: Findings are never budgeted: a firing one shows whatever its source (alert rules read them).
-FINDINGS = ("acceptmon_finding_active", "acceptmon_findings_total")
 
 
 def sources(text: str) -> set[str]:
-    """Sources with per-source series (findings aside)."""
-    return {m for x in text.splitlines() if not x.startswith(FINDINGS) for m in SOURCE.findall(x)}
+    """Sources with per-source series (findings included: every file here is stalled)."""
+    return {m for x in text.splitlines() for m in SOURCE.findall(x)}
 
 
 def write_logs(root: Path) -> int:
@@ -79,16 +77,19 @@ def test_sources_beyond_the_budget_are_read_and_counted_not_exported(tmp_path: P
     text = scrape(tmp_path, BUDGET)
     exported = sources(text)
     assert len(exported) == BUDGET, f"per-source series for {len(exported)} sources"
+    assert sum(x.startswith("acceptmon_finding_active{") for x in text.splitlines()) <= BUDGET
     assert value(text, "acceptmon_sources_over_budget") == FILES - BUDGET
     # every line was read: the exported sources' lines plus the over-budget ones
     assert lines_exported(text) + value(text, "acceptmon_sources_over_budget_lines_total") == total
-    per_source = sum(1 for x in text.splitlines() if 'source="app:' in x and not x.startswith(FINDINGS))
+    per_source = sum(1 for x in text.splitlines() if 'source="app:' in x)
     assert per_source <= BUDGET * 60
 
     # After a restart (from the checkpoint) the very same sources are exported.
     again = scrape(tmp_path, BUDGET)
     assert sources(again) == exported
     assert value(again, "acceptmon_sources_over_budget") == FILES - BUDGET
+    # every file has stalled by now: findings fire for all 30, and show for the 10 exported only
+    assert sum(x.startswith("acceptmon_finding_active{") for x in again.splitlines()) == BUDGET
 
 
 def test_within_the_budget_every_source_is_exported(tmp_path: Path) -> None:
