@@ -159,7 +159,12 @@ def _run(args: argparse.Namespace) -> int:
     from acceptmon.agent import daemon
     from acceptmon.settings import SettingsError
 
-    overrides = {"listen": args.listen, "state_dir": args.state_dir, "web_config_file": args.web_config_file}
+    overrides = {
+        "listen": args.listen,
+        "state_dir": args.state_dir,
+        "web_config_file": args.web_config_file,
+        "max_exported_sources": args.max_exported_sources,
+    }
     if args.from_end:
         overrides["read_from_beginning"] = False
     try:
@@ -279,7 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
         "are created, moved or deleted (rotation) are looked at at once; appended lines wake "
         "nothing, so without scrapes the detector and alerts see a line at the next poll, every "
         "poll_interval seconds (settings file; default 0.5: a longer interval costs less CPU, "
-        "alerts later). A file quiet for 10 s is stat-ed every 5 s between scrapes.",
+        "alerts later). A file quiet for 10 s is stat-ed every 5 s between scrapes.\n\n"
+        "Series budget: each file a glob matches is a source with about 45 series of its own; "
+        "/metrics exports them for the first max_exported_sources sources seen (default 500, "
+        "a scrape under 1 s). Sources beyond it are still read, detected and notified (Slack, "
+        "webhooks), but none of their series is exported (findings included); they are counted in "
+        "acceptmon_sources_over_budget and acceptmon_sources_over_budget_lines_total.",
         epilog=startup.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -295,6 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--state-dir", metavar="DIR", help="checkpoints and run snapshots (default /var/lib/acceptmon)"
+    )
+    run.add_argument(
+        "--max-exported-sources",
+        type=int,
+        metavar="N",
+        help="series budget: export per-source series for at most N sources (default 500; see above)",
     )
     run.add_argument(
         "--from-end", action="store_true", help="with no checkpoint, start at the end of existing files"

@@ -25,6 +25,9 @@ DEFAULT_STATE_DIR = "/var/lib/acceptmon"
 #: alerts may see a line (a scrape sees every line at once), traded against CPU (at 10
 #: lines/s without scrapes: about 0.45% of a core at 0.25 s, 0.2-0.3% at 0.5 s; docs/architecture.md).
 DEFAULT_POLL_INTERVAL = 0.5
+#: Sources whose per-source series /metrics exports (about 45 each; a glob's every file is
+#: a source): a scrape of this many stays well under 1 s. The rest are read and counted.
+DEFAULT_MAX_EXPORTED_SOURCES = 500
 
 _TOP_KEYS = {
     "listen",
@@ -39,6 +42,7 @@ _TOP_KEYS = {
     "read_draft_config",
     "web_config_file",
     "stall_after",
+    "max_exported_sources",
 }
 _SOURCE_KEYS = {
     "path",
@@ -108,6 +112,8 @@ class Settings:
     detect: Mapping[str, Any] = field(default_factory=dict)
     notify: Mapping[str, Any] = field(default_factory=dict)
     web_config_file: str | None = None  # exporter-toolkit web config: TLS, basic auth
+    #: The series budget (``metrics/budget.py``): sources beyond it are read, not exported.
+    max_exported_sources: int = DEFAULT_MAX_EXPORTED_SOURCES
 
     def listen_addr(self) -> tuple[str, int]:
         host, _, port = self.listen.rpartition(":")
@@ -124,6 +130,14 @@ def _number(raw: Mapping[str, Any], key: str, default: float, problems: list[str
         problems.append(f"{where}{key}: expected a positive number of seconds, got {shown(value)}")
         return default
     return float(value)
+
+
+def _count(raw: Mapping[str, Any], key: str, default: int, problems: list[str]) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000:
+        problems.append(f"{key}: expected a whole number from 1 to 1000000, got {shown(value)}")
+        return default
+    return value
 
 
 def _bool(raw: Mapping[str, Any], key: str, default: bool, problems: list[str], where: str) -> bool:
@@ -317,6 +331,7 @@ def from_mapping(
         detect=dict(sections["detect"]),
         notify=dict(sections["notify"]),
         web_config_file=_web_config_file(raw.get("web_config_file"), problems),
+        max_exported_sources=_count(raw, "max_exported_sources", DEFAULT_MAX_EXPORTED_SOURCES, problems),
     )
     problems += _section_problems(config)
     if problems:

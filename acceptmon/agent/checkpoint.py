@@ -84,7 +84,7 @@ def move_aside(state_dir: str, why: str, *, now: float | None = None) -> str | N
 
 
 def _printable_names(doc: dict[str, Any]) -> dict[str, Any]:
-    """Source names as this version makes them (``labels.printable``) in a checkpoint written
+    """Source names as this version makes them (``terminal.printable``) in a checkpoint written
     before: a non-UTF-8 byte of a file name was saved as is, and made every scrape fail. Only
     text holding such a byte changes; the exact paths inside each ``sources`` entry stay."""
 

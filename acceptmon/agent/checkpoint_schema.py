@@ -138,8 +138,10 @@ def _stats(raw: Any, where: str) -> None:
         raw,
         where,
         required={"counters", "buckets", "gauges"},
-        optional={"v0_last", "error_kinds", "engine", "positions"},
+        optional={"v0_last", "error_kinds", "engine", "positions", "seen"},
     )
+    if "seen" in d:
+        _int(d["seen"], f"{where}.seen")
     if "engine" in d:
         _str(d["engine"], f"{where}.engine")
     for k, v in _map(d.get("error_kinds") or {}, f"{where}.error_kinds").items():

@@ -16,6 +16,7 @@ from acceptmon import settings as config_mod
 from acceptmon import startup
 from acceptmon.agent import Agent
 from acceptmon.agent.health import (
+    budget_metrics,
     checkpoint_metrics,
     draft_metrics,
     finding_metrics,
@@ -35,6 +36,7 @@ from acceptmon.agent.http import (
     metrics_route,
 )
 from acceptmon.detect.runstats import RunStats, run_json, verdict_json
+from acceptmon.metrics.budget import hidden, over_budget
 from acceptmon.metrics.collect import render
 from acceptmon.model import Run
 from acceptmon.notify.config import NotifyConfigError
@@ -48,6 +50,7 @@ log = logging.getLogger("acceptmon.agent.daemon")
 
 def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
     def extras() -> Any:
+        store, budget = agent.pipeline.store, agent.settings.max_exported_sources
         yield from source_metrics(agent.health())
         if http is not None:
             yield from http_metrics(http.snapshot(), http.open, http.tls_reload_errors)
@@ -55,18 +58,23 @@ def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
             agent.checkpoint_age(), agent.checkpoint_errors, agent.checkpoint_discarded, SYMLINKS.count
         )
         yield from reload_metrics(agent.reload_ok, agent.reload_at)
-        yield from draft_metrics(agent.draft_missing)
-        yield from settings_metrics({s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources()})
-        store = agent.pipeline.store
+        yield from budget_metrics(*over_budget(store.sources, budget))
+        beyond = hidden(store.sources, budget)
+        missing = {s: v for s, v in agent.draft_missing.items() if s not in beyond}
+        yield from draft_metrics(missing)
+        unknown = {s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources() if s not in beyond}
+        yield from settings_metrics(unknown)
         engines = {name: st.engine for name, st in store.sources.items()}
-        yield from finding_metrics(agent.findings, agent.raised, store.hosts, engines)
+        findings = [f for f in agent.findings if f.source not in beyond]
+        raised = {key: n for key, n in agent.raised.items() if key[1] not in beyond}
+        yield from finding_metrics(findings, raised, store.hosts, engines)
         if agent.notify_worker is not None:
             from acceptmon.notify import OUTCOMES
 
             yield from notify_metrics(agent.notify_worker.notifier.stats(), OUTCOMES)
 
     with agent.lock:
-        return render(agent.pipeline.store, [extras])
+        return render(agent.pipeline.store, [extras], agent.settings.max_exported_sources)
 
 
 def _runs(agent: Agent) -> list[dict[str, Any]]:

@@ -88,6 +88,15 @@ def settings_metrics(unknown: Mapping[str, bool]) -> Iterator[Metric]:
     yield fam
 
 
+def budget_metrics(over: int, lines: float) -> Iterator[Metric]:
+    """Sources beyond the series budget (``metrics/budget.py``) and the lines they read."""
+    sources = _fam("acceptmon_sources_over_budget")
+    sources.add_metric([], float(over))
+    read = _fam("acceptmon_sources_over_budget_lines")
+    read.add_metric([], lines)
+    yield from (sources, read)
+
+
 def reload_metrics(ok: bool, at: float) -> Iterator[Metric]:
     """Whether the last settings (re)load took, and when one last did (as Prometheus does)."""
     success = _fam("acceptmon_config_last_reload_successful")

@@ -20,6 +20,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from acceptmon.metrics.budget import exported
 from acceptmon.metrics.store import ACCEPT_LEN_BUCKETS, SourceStats, Store
 
 MetricType = Literal["counter", "gauge", "histogram"]
@@ -189,6 +190,16 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
         "Changed TLS certificate or key files that could not be loaded (the old ones are still served).",
         (),
     ),
+    _g(
+        "acceptmon_sources_over_budget",
+        "Sources read but beyond max_exported_sources: their per-source series are not exported.",
+        (),
+    ),
+    _c(
+        "acceptmon_sources_over_budget_lines",
+        "Log lines read from the sources beyond max_exported_sources.",
+        (),
+    ),
 )
 
 CATALOGUE = STORE_CATALOGUE + AGENT_CATALOGUE
@@ -267,9 +278,10 @@ def family(m: MetricDef) -> Metric:
     return HistogramMetricFamily(m.name, m.help, labels=m.labels)
 
 
-def store_metrics(store: Store) -> Iterator[Metric]:
-    """Metric families for every source in ``store``, sorted for stable output."""
-    items = sorted(store.sources.items())
+def store_metrics(store: Store, max_sources: int | None = None) -> Iterator[Metric]:
+    """Metric families for the sources of ``store`` within the series budget (``metrics/budget.py``;
+    None: every source), sorted for stable output."""
+    items = sorted(exported(store.sources, max_sources))
     for m in STORE_CATALOGUE:
         fam = family(m)
         for source, s in items:
@@ -306,20 +318,28 @@ def _add(fam: Metric, m: MetricDef, source: str, s: SourceStats, host: str) -> N
 class StoreCollector(Collector):
     """prometheus-client collector over our store plus any extra producers."""
 
-    def __init__(self, store: Store, extra: Iterable[Callable[[], Iterable[Metric]]] = ()) -> None:
+    def __init__(
+        self,
+        store: Store,
+        extra: Iterable[Callable[[], Iterable[Metric]]] = (),
+        max_sources: int | None = None,
+    ) -> None:
         self._store = store
         self._extra = list(extra)
+        self._max_sources = max_sources
 
     def collect(self) -> Iterator[Metric]:
-        yield from store_metrics(self._store)
+        yield from store_metrics(self._store, self._max_sources)
         for produce in self._extra:
             yield from produce()
 
 
-def render(store: Store, extra: Iterable[Callable[[], Iterable[Metric]]] = ()) -> str:
-    """The text exposition, exactly as ``/metrics`` would serve it."""
+def render(
+    store: Store, extra: Iterable[Callable[[], Iterable[Metric]]] = (), max_sources: int | None = None
+) -> str:
+    """The text exposition, exactly as ``/metrics`` would serve it (``max_sources``: the series budget)."""
     from prometheus_client import generate_latest
 
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(StoreCollector(store, extra))
+    registry.register(StoreCollector(store, extra, max_sources))
     return generate_latest(registry).decode()

@@ -79,11 +79,16 @@ class SourceStats:
     #: accept len, accept rate); the gauges aggregate them. Rebuilt from the log, not saved.
     dp: dict[int, DpValues] = field(default_factory=dict)
     dp_ts: dict[int, float | None] = field(default_factory=dict)
+    #: No DP rank's time in ``dp_ts`` is older than this (None: none has a time).
+    dp_oldest: float | None = None
     #: The inference server writing the log (``sglang``, ``vllm``, ``llamacpp``, ``lmdeploy``):
     #: the ``engine`` label, from its latest acceptance line; empty until one is seen.
     engine: str = ""
     #: vLLM's per-position acceptance of the last interval that printed it (at most MAX_POSITIONS).
     positions: list[float] = field(default_factory=list)
+    #: When the store first saw the source (0, 1, 2, ...; checkpointed): the series budget
+    #: exports the first sources seen (``metrics/budget.py``), the same ones after a restart.
+    seen: int = 0
 
     def count_error(self, kind: str, n: int = 1) -> None:
         self.counters["parse_errors"] += n
@@ -98,6 +103,7 @@ class SourceStats:
             "v0_last": self.v0_last,
             "engine": self.engine,
             "positions": self.positions,
+            "seen": self.seen,
         }
 
     @classmethod
@@ -112,6 +118,8 @@ class SourceStats:
         engine = data.get("engine", "")
         stats.engine = engine if isinstance(engine, str) and engine in ENGINES else ""
         stats.positions = [float(v) for v in data.get("positions", [])][:MAX_POSITIONS]
+        seen = data.get("seen")
+        stats.seen = seen if type(seen) is int and seen >= 0 else 0
         kinds = data.get("error_kinds", {})
         stats.error_kinds.update({k: float(v) for k, v in kinds.items() if k in PARSE_ERROR_KINDS})
         # Checkpoints from before the split: the unattributed rest was malformed lines.
@@ -145,20 +153,30 @@ def accept_len_range(settings: SpecSettings) -> tuple[float, float] | None:
     return 0.995, slots + 1.005
 
 
-def _dp_gauges(s: SourceStats, rank: int, values: DpValues, ts: float | None) -> None:
-    """One DP rank's latest values; with two or more ranks the gauges are the whole server's:
-    requests, queue and throughput summed, accept len and rate weighted by #running-req.
-    A rank silent for ``DP_STALE_S`` of log time (idle: SGLang logs only busy ranks) drops out."""
+def _dp_update(s: SourceStats, rank: int, values: DpValues, ts: float | None) -> None:
+    """One DP rank's latest values, in O(1) amortised whatever the number of ranks: at most
+    ``MAX_DP_RANKS`` are kept (the least recently seen goes first), and a rank silent for
+    ``DP_STALE_S`` of log time (idle: SGLang logs only busy ranks) drops out. The ranks are
+    looked through for stale ones only when ``s.dp_oldest`` (a lower bound of their times)
+    says one may be, not on every line: with hundreds of ranks that scan was most of the cost."""
     s.dp.pop(rank, None)
     s.dp[rank] = values
     s.dp_ts[rank] = ts
+    if ts is not None and (s.dp_oldest is None or ts < s.dp_oldest):
+        s.dp_oldest = ts
     while len(s.dp) > MAX_DP_RANKS:
         s.dp_ts.pop(old := next(iter(s.dp)), None)
         s.dp.pop(old)
-    if ts is not None:
+    if ts is not None and s.dp_oldest is not None and s.dp_oldest < ts - DP_STALE_S:
         for stale in [r for r, t in s.dp_ts.items() if t is not None and t < ts - DP_STALE_S]:
             s.dp.pop(stale, None)
             s.dp_ts.pop(stale, None)
+        s.dp_oldest = min((t for t in s.dp_ts.values() if t is not None), default=None)
+
+
+def _dp_aggregate(s: SourceStats) -> None:
+    """With two or more DP ranks the gauges are the whole server's: requests, queue and
+    throughput summed, accept len and rate weighted by #running-req (once per batch)."""
     if len(s.dp) < 2:
         return
     rows = list(s.dp.values())
@@ -174,6 +192,12 @@ def _dp_gauges(s: SourceStats, rank: int, values: DpValues, ts: float | None) ->
         weight = sum(n for _, n in have)
         if have:
             g[key] = sum(v * n for v, n in have) / weight if weight else sum(v for v, _ in have) / len(have)
+
+
+def _dp_gauges(s: SourceStats, rank: int, values: DpValues, ts: float | None) -> None:
+    """One DP rank's latest values into the aggregate gauges (the per-record path)."""
+    _dp_update(s, rank, values, ts)
+    _dp_aggregate(s)
 
 
 #: Floats hold every integer up to here exactly.
@@ -206,11 +230,14 @@ class Store:
         self.sources: dict[str, SourceStats] = {}
         #: The host each source's log is on (the ``host`` label); empty when not known (oneshot).
         self.hosts: dict[str, str] = {}
+        #: ``seen`` of the next new source; ``sources`` is kept in ``seen`` order.
+        self._seen = 0
 
     def stats(self, source: str) -> SourceStats:
         s = self.sources.get(source)
         if s is None:
-            s = self.sources[source] = SourceStats()
+            s = self.sources[source] = SourceStats(seen=self._seen)
+            self._seen += 1
         return s
 
     def decode(self, sample: DecodeSample, settings: SpecSettings) -> None:
@@ -314,10 +341,12 @@ class Store:
             if rank is not None:
                 last.pop(rank, None)
                 last[rank] = i
-        epochs = batch.epochs
-        for rank, i in last.items():
+        stamps = batch.stamps
+        # Only the ranks seen last can stay (MAX_DP_RANKS): a stretch naming thousands costs no more.
+        for rank, i in list(last.items())[-MAX_DP_RANKS:]:
             v = batch.values(i)
-            _dp_gauges(s, rank, (v[0], v[1], v[2], v[3], v[4], batch.rate(v[4])), epochs[i])
+            _dp_update(s, rank, (v[0], v[1], v[2], v[3], v[4], batch.rate(v[4])), epoch(stamps[i][0]))
+        _dp_aggregate(s)
 
     def spec(self, sample: SpecSample) -> None:
         s = self.stats(sample.meta.source)
@@ -356,8 +385,12 @@ class Store:
         return {name: s.to_dict() for name, s in self.sources.items()}
 
     def restore(self, data: dict[str, Any]) -> None:
-        for name, saved in data.items():
-            self.sources[name] = SourceStats.from_dict(saved)
+        """Restore in the order the sources were first seen (checkpoints sort their keys;
+        those written before ``seen`` restore in name order)."""
+        restored = {name: SourceStats.from_dict(saved) for name, saved in data.items()}
+        for name, s in sorted(restored.items(), key=lambda item: (item[1].seen, item[0])):
+            self.sources[name] = s
+        self._seen = max((s.seen + 1 for s in self.sources.values()), default=self._seen)
 
 
 def _batch_tokens(c: dict[str, float], settings: SpecSettings, running: list[int], lens: list[float]) -> None:

@@ -3,7 +3,7 @@
 paramiko decodes every name of a listing strictly: one such file failed the
 whole listing, so the host's connection dropped and reconnected for ever and
 not even the other files were read. Names are now read as ``os.fsdecode`` reads
-them, shown through ``labels.printable``, and given back to the server as bytes.
+them, shown through ``terminal.printable``, and given back to the server as bytes.
 """
 
 from __future__ import annotations

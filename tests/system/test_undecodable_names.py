@@ -2,7 +2,7 @@
 
 A real agent follows a glob over a directory holding ``server-\\xff.log`` and a
 name with a newline beside a plain one: every scrape answers 200 with every
-file's series, the names shown escaped (``labels.printable``); the checkpoint
+file's series, the names shown escaped (``terminal.printable``); the checkpoint
 keeps the exact path, so a restart resumes instead of re-reading; a checkpoint
 as the code before wrote it (the raw name in every source name) still loads;
 and no file name fakes an agent log line. ``oneshot`` and ``backfill`` on such

@@ -13,10 +13,11 @@ from __future__ import annotations
 import logging
 import socket
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import paramiko
 
+from acceptmon.sources.ssh.banner import BannerError, Replay, read_identification
 from acceptmon.sources.ssh.hostkeys import HostKeyRefused, check_host_key, preferred_algorithms
 from acceptmon.sources.ssh.options import ConnParams
 
@@ -29,7 +30,7 @@ logging.getLogger(PARAMIKO_LOG).setLevel(logging.CRITICAL)
 
 
 class ConnectError(Exception):
-    """A failed connection attempt; ``kind`` is auth, host_key or unreachable."""
+    """A failed connection attempt; ``kind`` is auth, host_key, banner or unreachable."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -98,7 +99,17 @@ def _open_transport(params: ConnParams, hops: list[paramiko.Transport]) -> param
             raise ConnectError("unreachable", f"{_where(params)} via {params.jump.host}: {exc}") from None
     else:
         sock = socket.create_connection((params.host, params.port), timeout=params.connect_timeout)
-    transport = paramiko.Transport(sock)
+    try:
+        head = read_identification(sock, params.connect_timeout)
+    except BannerError as exc:
+        sock.close()
+        raise ConnectError(exc.kind, f"{_where(params)}: {exc}") from None
+    except BaseException:
+        sock.close()
+        raise
+    # paramiko uses its socket by duck typing (recv, send, settimeout, close), as for a ProxyCommand.
+    transport = paramiko.Transport(cast(socket.socket, Replay(sock, head)))
+    transport.banner_timeout = params.connect_timeout
     transport.set_log_channel(PARAMIKO_LOG)
     hops.append(transport)
     algorithms = preferred_algorithms(params.hostkeys, params.host, params.port)

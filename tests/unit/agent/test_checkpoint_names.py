@@ -3,7 +3,7 @@
 The code before this rule saved such a name raw (JSON ``\\udcff``) in every
 source name; a hand-written file may hold the byte itself. Either loads: the
 exact path still finds the file, the source names become what this version
-makes them (``labels.printable``), so counters and positions stay together.
+makes them (``terminal.printable``), so counters and positions stay together.
 """
 
 from __future__ import annotations
