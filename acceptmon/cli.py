@@ -180,7 +180,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _check_config(args: argparse.Namespace) -> int:
     from acceptmon.settings import SettingsError, load
-    from acceptmon.terminal import printable_lines
+    from acceptmon.terminal import printable, printable_lines
 
     try:
         cfg = load(args.config, args.sources)

@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from acceptmon.terminal import printable
 from acceptmon.suggest import shown, unknown_keys
+from acceptmon.terminal import printable
 
 DEFAULT_LISTEN = "127.0.0.1:9469"
 DEFAULT_STATE_DIR = "/var/lib/acceptmon"

@@ -14,8 +14,8 @@ import os
 import time
 from typing import Any
 
-from acceptmon.terminal import printable
 from acceptmon.statedir import ensure_private_dir, read_private, write_private
+from acceptmon.terminal import printable
 
 log = logging.getLogger("acceptmon.sources")
 

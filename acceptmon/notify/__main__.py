@@ -22,11 +22,11 @@ from typing import Any
 
 import yaml
 
-from acceptmon.terminal import printable_logs
 from acceptmon.notify.config import NotifyConfigError, parse_notify_config
 from acceptmon.notify.notifier import build_notifier
 from acceptmon.notify.selftest import sample_finding, send_test_message
 from acceptmon.notify.worker import NotifyWorker
+from acceptmon.terminal import printable_logs
 
 
 def main(argv: list[str] | None = None) -> int:

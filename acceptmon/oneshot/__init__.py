@@ -16,13 +16,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from acceptmon.terminal import printable
 from acceptmon.metrics.collect import render
 from acceptmon.model import KIND, Chunk, DecodeSample, Finding, Record, SpecSample
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
 from acceptmon.sources.lines import LineSplitter
+from acceptmon.terminal import printable
 
 READ_SIZE = 1 << 20
 

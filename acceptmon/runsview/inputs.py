@@ -20,8 +20,8 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import IO
 
-from acceptmon.terminal import printable
 from acceptmon.sources.rotation import COMPRESSED_SUFFIXES, is_rotated_name
+from acceptmon.terminal import printable
 
 log = logging.getLogger("acceptmon.runs")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import tzinfo
 
 from acceptmon.detect.runstats import RunTable
-from acceptmon.terminal import printable
 from acceptmon.oneshot import mtime_hint, read_chunks
 from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker
 from acceptmon.runs.draft_config import FileReader, draft_reader
 from acceptmon.runsview.inputs import Log, Opener, open_log_file
+from acceptmon.terminal import printable
 
 
 def new_pipeline(

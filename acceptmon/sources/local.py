@@ -17,7 +17,6 @@ from collections import deque
 from typing import Any
 
 from acceptmon.clock import Clock
-from acceptmon.terminal import printable
 from acceptmon.model import Chunk
 from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.events import FileEvents
@@ -30,6 +29,7 @@ from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, files_of
 from acceptmon.sources.tail.follower import PathFollower
 from acceptmon.sources.tail.resume import resume
 from acceptmon.sources.tail.stream import Opener, default_opener, identity_of
+from acceptmon.terminal import printable
 
 log = logging.getLogger("acceptmon.sources")
 

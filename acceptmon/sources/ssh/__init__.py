@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import Any
 
 from acceptmon.clock import Clock, SystemClock
-from acceptmon.terminal import printable
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.health import SourceEvents
@@ -32,6 +31,7 @@ from acceptmon.sources.ssh.url import parse_ssh_url
 from acceptmon.sources.ssh.worker import DEFAULT_POOL, HostPool, HostWorker
 from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, Entry, files_of
 from acceptmon.sources.tail.fs import FileSystem
+from acceptmon.terminal import printable
 
 log = logging.getLogger("acceptmon.sources.ssh")
 
