@@ -12,8 +12,9 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from acceptmon import __version__, startup
-from acceptmon.terminal import printable_logs
+from acceptmon import __version__
+from acceptmon.apps.agent import startup
+from acceptmon.text.printable import printable_logs
 
 EPILOG = """\
 examples:
@@ -35,9 +36,11 @@ def _zone(name: str | None) -> tzinfo | None:
 
 
 def _oneshot(args: argparse.Namespace) -> int:
-    from acceptmon import oneshot
-    from acceptmon.pipeline import Pipeline
-    from acceptmon.terminal import printable
+    from acceptmon.apps import oneshot
+    from acceptmon.ingest import Pipeline
+    from acceptmon.ingest.findings import FindingLog
+    from acceptmon.ingest.read import mtime_hint
+    from acceptmon.text.printable import printable
 
     tz = _zone(args.timezone)
     if tz is None:
@@ -47,10 +50,10 @@ def _oneshot(args: argparse.Namespace) -> int:
 
     # The draft config.json is part of each run's snapshot, as in the agent.
     tracker = RunTracker(draft_reader=draft_reader(args.draft_config or [], {}))
-    pipeline = Pipeline(tracker, year_hint=oneshot.mtime_hint, zone=lambda _source: tz, year=args.year)
+    pipeline = Pipeline(tracker, year_hint=mtime_hint, zone=lambda _source: tz, year=args.year)
     if args.format == "jsonl":
         pipeline.consumers.append(oneshot.JsonlWriter(sys.stdout, pipeline.tracker))
-    findings = oneshot.FindingLog(pipeline) if args.format == "findings" else None
+    findings = FindingLog(pipeline) if args.format == "findings" else None
     names = args.name or None
     problems = oneshot.run_files(pipeline, args.paths, names)
     if args.format == "prom":
@@ -63,7 +66,7 @@ def _oneshot(args: argparse.Namespace) -> int:
 
 
 def _runs(args: argparse.Namespace) -> int:
-    from acceptmon import runsview
+    from acceptmon.apps import runs as runsview
 
     tz = _zone(args.timezone)
     if tz is None:
@@ -84,7 +87,7 @@ def _runs(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from acceptmon import report
+    from acceptmon.apps import report
 
     if not args.output and not args.png:
         print("acceptmon: report: say where: -o report.html and/or --png DIR", file=sys.stderr)
@@ -103,7 +106,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _backfill(args: argparse.Namespace) -> int:
-    from acceptmon import backfill
+    from acceptmon.apps import backfill
 
     tz = _zone(args.timezone)
     if tz is None:
@@ -125,7 +128,7 @@ def _backfill(args: argparse.Namespace) -> int:
 def _grafana_sync(args: argparse.Namespace) -> int:
     import os
 
-    from acceptmon import dashboard
+    from acceptmon.apps import dashboard
 
     token = os.environ.get(args.token_env, "").strip()
     if not token:
@@ -156,7 +159,7 @@ def _grafana_sync(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from acceptmon.agent import daemon
+    from acceptmon.apps.agent import daemon
     from acceptmon.settings import SettingsError
 
     overrides = {
@@ -180,7 +183,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _check_config(args: argparse.Namespace) -> int:
     from acceptmon.settings import SettingsError, load
-    from acceptmon.terminal import printable, printable_lines
+    from acceptmon.text.printable import printable, printable_lines
 
     try:
         cfg = load(args.config, args.sources)
@@ -193,13 +196,13 @@ def _check_config(args: argparse.Namespace) -> int:
 
 
 def _notify_test(args: argparse.Namespace) -> int:
-    from acceptmon.notify import NotifyConfigError, parse_notify_config, send_test_message
+    from acceptmon.notify import NotifySettingsError, parse_notify_settings, send_test_message
     from acceptmon.settings import SettingsError, load
 
     try:
         cfg = load(args.config, require_sources=False)
-        ok, message = send_test_message(parse_notify_config(cfg.notify))
-    except (SettingsError, NotifyConfigError) as exc:
+        ok, message = send_test_message(parse_notify_settings(cfg.notify))
+    except (SettingsError, NotifySettingsError) as exc:
         print(f"acceptmon: {exc}", file=sys.stderr)
         return 2
     print(message, file=sys.stdout if ok else sys.stderr)
@@ -207,7 +210,7 @@ def _notify_test(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from acceptmon import demo
+    from acceptmon.apps import demo
 
     return demo.main(plain=args.plain)
 
@@ -471,7 +474,7 @@ def _add_grafana(sub: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from acceptmon.terminal import PrintableFormatter
+    from acceptmon.text.printable import PrintableFormatter
 
     args = build_parser().parse_args(argv)
     stderr = logging.StreamHandler(sys.stderr)

@@ -256,8 +256,8 @@ KIND: dict[type, RecordKind] = {
 
 
 @dataclass(frozen=True, slots=True)
-class SpecSettings:
-    """The draft settings a run was started with (from server_args)."""
+class SpecConfig:
+    """The inference server's speculative-decoding config a run was started with (from server_args)."""
 
     algorithm: str | None = None
     num_steps: int | None = None
@@ -319,7 +319,7 @@ class Run:
     started: datetime | None
     started_lineno: int
     config: ConfigSnapshot | None
-    settings: SpecSettings
+    spec: SpecConfig
     previous_run_id: str | None = None
     diff: ConfigDiff | None = None
     #: What opened it: "start" (a start line), "log" (the log began mid-run), or a segment

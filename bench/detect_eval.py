@@ -40,7 +40,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from acceptmon.detect import COLLAPSED, DRIFT, DROP, FLOOR, RULES, STALLED, DetectConfig, Detector, Floor
+from acceptmon.detect import COLLAPSED, DRIFT, DROP, FLOOR, RULES, STALLED, DetectSettings, Detector, Floor
 from acceptmon.model import DecodeSample, Finding, Run, Shutdown
 from bench.detect_sim import (
     T0,
@@ -224,7 +224,7 @@ def run_unit(unit: tuple[str, int, float]) -> Outcome:
     level = random.Random(seed ^ 0x5EED).uniform(2.0, 3.0)
     hard = kind in CASES  # no floor there: the cases are about the change rule
     floors = () if hard else ((source, Floor(accept_len=round(FLOOR_FRACTION * level, 2))),)
-    cfg = DetectConfig(source_floors=floors)
+    cfg = DetectSettings(source_floors=floors)
     out = Replay(Detector(cfg), source, kind == "clean" or hard).feed(
         stream(kind, seed, param, source, level)
     )

@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from acceptmon.model import ConfigDiff, DecodeSample, Meta, Run, Shutdown, SpecSettings
+from acceptmon.model import ConfigDiff, DecodeSample, Meta, Run, Shutdown, SpecConfig
 
 T0 = datetime(2025, 6, 2)
 DAY = 86_400.0
-SETTINGS = SpecSettings(algorithm="EAGLE3", num_steps=3, eagle_topk=1, num_draft_tokens=4)
+SETTINGS = SpecConfig(algorithm="EAGLE3", num_steps=3, eagle_topk=1, num_draft_tokens=4)
 LAYERS = "draft.eagle_config.eagle_aux_hidden_state_layer_ids"
 BENIGN = "server_args.max_running_requests"
 
@@ -221,8 +221,8 @@ def alpha_for(length: float, k: int) -> float:
     return (lo + hi) / 2
 
 
-def chain_settings(k: int) -> SpecSettings:
-    return SpecSettings(algorithm="EAGLE3", num_steps=k, eagle_topk=1, num_draft_tokens=k + 1)
+def chain_settings(k: int) -> SpecConfig:
+    return SpecConfig(algorithm="EAGLE3", num_steps=k, eagle_topk=1, num_draft_tokens=k + 1)
 
 
 class Quiet(Server):

@@ -1,6 +1,6 @@
 """Acceptance-regression detection: runs and samples in, findings out (pure, no I/O)."""
 
-from acceptmon.detect.config import DetectConfig, Floor
+from acceptmon.detect.settings import DetectSettings, Floor
 from acceptmon.detect.detector import Detector
 from acceptmon.detect.findings import COLLAPSED, DRIFT, DROP, FLOOR, STALLED
 from acceptmon.detect.source import SourceStatus
@@ -14,7 +14,7 @@ __all__ = [
     "FLOOR",
     "RULES",
     "STALLED",
-    "DetectConfig",
+    "DetectSettings",
     "Detector",
     "Floor",
     "SourceStatus",

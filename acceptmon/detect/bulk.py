@@ -19,7 +19,7 @@ from itertools import repeat
 from operator import le
 from typing import Any, Protocol
 
-from acceptmon.detect.config import DetectConfig
+from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.findings import COLLAPSED, DRIFT, STALLED, Book, source_key
 from acceptmon.detect.rules import Transition
 from acceptmon.detect.series import Point, rate_from_len, seconds
@@ -30,7 +30,7 @@ class SourceState(Protocol):
     """What of ``detect.source.SourceState`` this module touches (it imports this one)."""
 
     source: str
-    cfg: DetectConfig
+    cfg: DetectSettings
     book: Book
     current: Any  # RunData
     last: Point | None

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from acceptmon.detect import persist
-from acceptmon.detect.config import DetectConfig
+from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.source import SourceState, SourceStatus
 from acceptmon.model import DecodeSample, Finding, Record, Run, Shutdown, SpecSample
 from acceptmon.runs.batch import DecodeBatch
@@ -25,8 +25,8 @@ log = logging.getLogger("acceptmon.detect")
 class Detector:
     """Per-source acceptance rules over a stream of runs and samples."""
 
-    def __init__(self, config: DetectConfig | None = None) -> None:
-        self.config = config or DetectConfig()
+    def __init__(self, config: DetectSettings | None = None) -> None:
+        self.config = config or DetectSettings()
         self._sources: dict[str, SourceState] = {}
 
     def _source(self, name: str) -> SourceState:

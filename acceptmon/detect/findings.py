@@ -11,8 +11,8 @@ from acceptmon.detect.compare import Comparison, Level
 from acceptmon.detect.measure import Measure
 from acceptmon.detect.series import rate_from_len
 from acceptmon.model import ConfigDiff, Finding, Run
-from acceptmon.redact import is_wholly_redacted, masked
 from acceptmon.runs.summary import describe_segment
+from acceptmon.text.redact import is_wholly_redacted, masked
 
 DROP = "acceptance_drop_after_change"
 COLLAPSED = "speculation_collapsed"
@@ -157,8 +157,8 @@ def drop_finding(
         after_n=cmp.after_n,
         p_value=cmp.p_value,
         diff=diff,
-        model=run.settings.model_path,
-        draft_model=run.settings.draft_model_path,
+        model=run.spec.model_path,
+        draft_model=run.spec.draft_model_path,
         run_kind=run.kind,
         run_reason=run.reason,
         measure=measure.name,
@@ -181,8 +181,8 @@ def simple_finding(rule: str, run: Run, summary: str, key: str, after_len: float
         key=key,
         after_accept_len=None if after_len is None else round(after_len, 4),
         diff=None if rule == STALLED else run.diff,  # a stall is not explained by a config change
-        model=run.settings.model_path,
-        draft_model=run.settings.draft_model_path,
+        model=run.spec.model_path,
+        draft_model=run.spec.draft_model_path,
         run_kind=run.kind,
         run_reason=run.reason,
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from acceptmon.detect.series import Strata
-from acceptmon.model import SpecSettings
+from acceptmon.model import SpecConfig
 
 ACCEPT_LEN = "accept_len"
 PER_TOKEN = "per_token_acceptance"
@@ -71,11 +71,11 @@ def to_per_token(strata: Strata, k: int) -> Strata:
     return out
 
 
-def _shape(s: SpecSettings) -> tuple[int | None, int | None, int | None]:
+def _shape(s: SpecConfig) -> tuple[int | None, int | None, int | None]:
     return s.num_steps, s.eagle_topk, s.num_draft_tokens
 
 
-def _words(before: SpecSettings, after: SpecSettings) -> str:
+def _words(before: SpecConfig, after: SpecConfig) -> str:
     parts = [
         f"{name} {a} → {b}"
         for name, a, b in zip(("steps", "topk", "draft tokens"), _shape(before), _shape(after), strict=True)
@@ -84,7 +84,7 @@ def _words(before: SpecSettings, after: SpecSettings) -> str:
     return "draft " + ", ".join(parts)
 
 
-def choose(before: SpecSettings, after: SpecSettings) -> Measure:
+def choose(before: SpecConfig, after: SpecConfig) -> Measure:
     """Accept len unless the draft's shape changed; then α if both sides are chains of known length."""
     if _shape(before) == _shape(after):
         return Measure()

@@ -18,14 +18,14 @@ from datetime import datetime
 from operator import add, sub
 from typing import Any
 
-from acceptmon.detect.config import DetectConfig
+from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.rules import Drift, Persistence
 from acceptmon.detect.series import Head, Point, Sliding, Strata
 from acceptmon.detect.source import Baseline, RunData, SourceState
 from acceptmon.detect.swing import Swing
 from acceptmon.model import ConfigDiff, Finding, Meta, Run, SpecSample
 from acceptmon.runs.codec import diff_from_dict, diff_to_dict, run_from_dict, run_to_dict
-from acceptmon.strict import as_bool, as_float, as_int, as_key, as_str, as_time, check
+from acceptmon.statefiles.strict import as_bool, as_float, as_int, as_key, as_str, as_time, check
 
 VERSION = 1
 
@@ -40,9 +40,9 @@ def dump(sources: Mapping[str, SourceState]) -> Json:
     return {"version": VERSION, "sources": {name: _dump_source(s) for name, s in sources.items()}}
 
 
-def load(data: Mapping[str, Any], cfg: DetectConfig) -> dict[str, SourceState]:
+def load(data: Mapping[str, Any], cfg: DetectSettings) -> dict[str, SourceState]:
     """Raises StateError for state of another kind, or KeyError/TypeError/ValueError/… if corrupt
-    (every value is checked against the type it decodes to: ``acceptmon.strict``)."""
+    (every value is checked against the type it decodes to: ``acceptmon.statefiles.strict``)."""
     if data.get("version") != VERSION:
         raise StateError(f"detector state version {str(data.get('version'))[:20]!r} is not {VERSION}")
     return {str(name): _load_source(str(name), d, cfg) for name, d in data["sources"].items()}
@@ -78,7 +78,7 @@ def _dump_source(s: SourceState) -> Json:
     }
 
 
-def _load_source(name: str, d: Mapping[str, Any], cfg: DetectConfig) -> SourceState:
+def _load_source(name: str, d: Mapping[str, Any], cfg: DetectSettings) -> SourceState:
     if d["load_buckets"] != list(cfg.load_buckets):  # a reload may have changed them for new sources only
         raise StateError("detector state was built with other load buckets")
     s = SourceState(name, cfg)
@@ -117,7 +117,7 @@ def _dump_run_data(rd: RunData) -> Json:
     }
 
 
-def _load_run_data(d: Mapping[str, Any], cfg: DetectConfig) -> RunData:
+def _load_run_data(d: Mapping[str, Any], cfg: DetectSettings) -> RunData:
     """The floor is the current configuration's; everything else is as it was saved."""
     active = as_bool(d["collapse"]["active"], "collapse"), as_bool(d["floor"]["active"], "floor")
     rd = RunData(_load_run(d["run"]), cfg, *active)

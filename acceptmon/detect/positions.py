@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from acceptmon.model import SpecSample
-from acceptmon.strict import as_float, as_str
+from acceptmon.statefiles.strict import as_float, as_str
 
 MAX_RUNS = 8
 MAX_POSITIONS = 16

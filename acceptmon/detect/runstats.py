@@ -15,7 +15,7 @@ from functools import reduce
 from operator import add, mul
 from typing import Any
 
-from acceptmon.detect.config import DetectConfig
+from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.series import Hists, centi, load_bucket
 from acceptmon.detect.stats import median_ci
 from acceptmon.detect.verdict import RunLevel, Verdict, judge
@@ -23,7 +23,7 @@ from acceptmon.model import DecodeSample, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
 from acceptmon.runs.summary import describe_change, describe_settings
-from acceptmon.strict import WrongShape, as_float, as_int, as_key, as_time
+from acceptmon.statefiles.strict import WrongShape, as_float, as_int, as_key, as_time
 
 log = logging.getLogger("acceptmon.detect")
 
@@ -87,9 +87,9 @@ class RunStats:
 class RunTable:
     """A pipeline sink collecting ``RunStats`` per source, in run order."""
 
-    def __init__(self, tracker: RunTracker, config: DetectConfig | None = None) -> None:
+    def __init__(self, tracker: RunTracker, config: DetectSettings | None = None) -> None:
         self._tracker = tracker
-        self._edges = (config or DetectConfig()).load_buckets
+        self._edges = (config or DetectSettings()).load_buckets
         self.runs: dict[str, dict[str, RunStats]] = {}
         tracker.on_run_start.append(self._started)
 
@@ -126,7 +126,7 @@ class RunTable:
         stats = self.runs.setdefault(run.source, {}).get(run.run_id)
         if stats is None:
             stats = self.runs[run.source][run.run_id] = RunStats(run)
-        slots, running = batch.settings.slots, batch.running
+        slots, running = batch.spec.slots, batch.running
         # Counted per distinct (load bucket, accept len) pair: a batch holds few of them.
         cells = Counter(zip(*batch.strata(self._edges), strict=True))
         strata, hists = stats.hists.strata, stats.hists
@@ -192,7 +192,7 @@ class RunTable:
 
 
 def _stats_from(run: Run, raw: Any) -> RunStats | str:
-    """The run's saved stats, every value checked (``acceptmon.strict``), or why not."""
+    """The run's saved stats, every value checked (``acceptmon.statefiles.strict``), or why not."""
     try:
         stats = RunStats(run)
         for bucket, hist in raw["strata"].items():
@@ -224,11 +224,11 @@ def run_json(r: RunStats) -> dict[str, Any]:
         "accept_len_ci": [m[1], m[2]] if m else None,
         "accept_rate": r.accept_rate(),
         "settings": {
-            "algorithm": r.run.settings.algorithm,
-            "num_steps": r.run.settings.num_steps,
-            "eagle_topk": r.run.settings.eagle_topk,
-            "num_draft_tokens": r.run.settings.num_draft_tokens,
-            "draft_model_path": r.run.settings.draft_model_path,
+            "algorithm": r.run.spec.algorithm,
+            "num_steps": r.run.spec.num_steps,
+            "eagle_topk": r.run.spec.eagle_topk,
+            "num_draft_tokens": r.run.spec.num_draft_tokens,
+            "draft_model_path": r.run.spec.draft_model_path,
         },
         "changed_keys": r.changed_keys(),
         "change": r.change(),

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from acceptmon.detect import bulk
 from acceptmon.detect.compare import Comparison, compare
-from acceptmon.detect.config import DetectConfig, Floor
+from acceptmon.detect.settings import DetectSettings, Floor
 from acceptmon.detect.findings import (
     COLLAPSED,
     DRIFT,
@@ -43,7 +43,7 @@ from acceptmon.detect.series import (
     spec_point,
 )
 from acceptmon.detect.swing import Swing
-from acceptmon.model import ConfigDiff, DecodeSample, Finding, Run, SpecSample, SpecSettings
+from acceptmon.model import ConfigDiff, DecodeSample, Finding, Run, SpecSample, SpecConfig
 from acceptmon.runs.batch import DecodeBatch
 
 #: Open drop findings whose baselines are kept for the recovery check; the oldest beyond it is closed.
@@ -78,7 +78,7 @@ class SourceStatus:
     decided: bool
 
 
-def regressed(c: Comparison | None, cfg: DetectConfig, low: float = 1.0) -> bool:
+def regressed(c: Comparison | None, cfg: DetectSettings, low: float = 1.0) -> bool:
     """Significant (one-sided, alpha) and large enough on enough data.
 
     Large enough twice over: the medians differ by ≥ ``min_drop``, and even the
@@ -113,7 +113,7 @@ def measured(base: Baseline, after: Strata, measure: Measure, min_stratum: int) 
     )
 
 
-def recovered(c: Comparison | None, cfg: DetectConfig) -> bool:
+def recovered(c: Comparison | None, cfg: DetectSettings) -> bool:
     return c is not None and c.after_n >= cfg.min_after and c.drop <= cfg.resolve_drop
 
 
@@ -127,7 +127,7 @@ def below(point: Point, floor: Floor) -> bool:
 class RunData:
     """What the current run has shown so far, and its per-run watchers."""
 
-    def __init__(self, run: Run, cfg: DetectConfig, collapsed: bool, floored: bool) -> None:
+    def __init__(self, run: Run, cfg: DetectSettings, collapsed: bool, floored: bool) -> None:
         self.run = run
         self.seen = 0  # busy intervals with an accept len
         self.used = 0  # of those, after the warm-up
@@ -140,8 +140,8 @@ class RunData:
         self.decided = False
         self.tested_at = 0
         self.checked_at = 0
-        self.slots = run.settings.draft_slots()
-        self.floor_cfg = cfg.floor_for(run.source, run.settings)
+        self.slots = run.spec.draft_slots()
+        self.floor_cfg = cfg.floor_for(run.source, run.spec)
         self.collapse = Persistence(cfg.collapse_intervals, 1.0, collapsed)
         self.floor = Persistence(cfg.floor_intervals, cfg.floor_fraction, floored)
         self.drift = Drift(cfg.drift_min_drop, cfg.drift_threshold, cfg.drift_ref_intervals)
@@ -171,10 +171,10 @@ def duration_words(seconds: float) -> str:
 class SourceState:
     """Feeds one source's runs and samples to the rules and keeps their findings."""
 
-    def __init__(self, source: str, cfg: DetectConfig) -> None:
+    def __init__(self, source: str, cfg: DetectSettings) -> None:
         self.source, self.cfg = source, cfg
         self.book = Book(cfg.max_resolved)
-        self.current = RunData(Run(source, "unknown", None, 0, None, SpecSettings()), cfg, False, False)
+        self.current = RunData(Run(source, "unknown", None, 0, None, SpecConfig()), cfg, False, False)
         self.baseline: Baseline | None = None
         self.pending: list[ConfigDiff | None] = []  # diffs since the baseline run, current included
         self.refs: dict[str, Baseline] = {}  # open drop finding → the baseline it is judged against
@@ -338,8 +338,8 @@ class SourceState:
                 f"{self.source} silent for {silent}: stopped writing Decode lines while {last.running} "
                 f"requests were running and {last.queued} queued"
             )
-        text += f" (run {run.run_id}, model {run.settings.model_path or 'unknown'}, draft model " + (
-            f"{run.settings.draft_model_path or 'none'})"
+        text += f" (run {run.run_id}, model {run.spec.model_path or 'unknown'}, draft model " + (
+            f"{run.spec.draft_model_path or 'none'})"
         )
         self.book.fire(simple_finding(STALLED, self.current.run, text, key), now)
 
@@ -353,7 +353,7 @@ class SourceState:
         if n < cfg.min_after or not due:
             return
         rd.tested_at = n
-        measure = choose(base.run.settings, rd.run.settings)
+        measure = choose(base.run.spec, rd.run.spec)
         cmp = measured(base, rd.head.strata, measure, cfg.min_stratum)
         diff = compose(self.pending)
         # A plain restart: the prompt mix may swing as it did in the baseline run.
@@ -380,7 +380,7 @@ class SourceState:
             return
         rd.checked_at = rd.used
         for key, base in list(self.refs.items()):
-            measure = choose(base.run.settings, rd.run.settings)
+            measure = choose(base.run.spec, rd.run.spec)
             cmp = measured(base, rd.recent.strata, measure, self.cfg.min_stratum)
             if recovered(cmp, self.cfg):
                 if measure.per_token:  # the finding's "now" is an accept len

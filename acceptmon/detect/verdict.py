@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from acceptmon.detect.compare import Comparison, compare
-from acceptmon.detect.config import DetectConfig
+from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.series import Strata
 
 #: One-sided significance per direction.
@@ -26,7 +26,7 @@ MIN_CHANGE = 0.02
 #: Comparable intervals each side needs before anything is said.
 MIN_INTERVALS = 30
 #: Intervals per load stratum for it to count (the detector's default).
-MIN_STRATUM = DetectConfig().min_stratum
+MIN_STRATUM = DetectSettings().min_stratum
 
 State = Literal["better", "worse", "same", "insufficient"]
 

@@ -249,7 +249,7 @@ def _run_labels(source: str, s: SourceStats, host: str = "") -> list[str]:
     run = s.run
     if run is None:
         return [source, s.engine, host, "", "", "", "", "", "", "", ""]
-    st = run.settings
+    st = run.spec
 
     def txt(v: object) -> str:
         return "" if v is None else str(v)

@@ -23,7 +23,7 @@ from acceptmon.model import (
     Ranks,
     Run,
     SpecSample,
-    SpecSettings,
+    SpecConfig,
 )
 from acceptmon.parse.layouts import DecodeValues
 from acceptmon.parse.prefix import epoch
@@ -143,7 +143,7 @@ DP_STALE_S = 120.0
 DpValues = tuple[int, int, float, "float | None", "float | None", "float | None"]
 
 
-def accept_len_range(settings: SpecSettings) -> tuple[float, float] | None:
+def accept_len_range(settings: SpecConfig) -> tuple[float, float] | None:
     """Physically possible accept lengths for a run: 1 (nothing accepted) to draft
     tokens + 1 (all accepted, bonus included), with room for ``:.2f`` rounding.
     None when the run's draft settings are unknown."""
@@ -240,7 +240,7 @@ class Store:
             self._seen += 1
         return s
 
-    def decode(self, sample: DecodeSample, settings: SpecSettings) -> None:
+    def decode(self, sample: DecodeSample, settings: SpecConfig) -> None:
         values = (
             sample.running_req,
             sample.queue_req,
@@ -259,7 +259,7 @@ class Store:
             _dp_gauges(s, rank, values6, epoch(sample.meta.ts))
 
     def decode_values(
-        self, s: SourceStats, settings: SpecSettings, v: DecodeValues, ts: float | None
+        self, s: SourceStats, settings: SpecConfig, v: DecodeValues, ts: float | None
     ) -> None:
         """The one place Decode arithmetic happens (records and the fast path both land here)."""
         running, queue, throughput, usage, al, printed, repeated = v
@@ -294,7 +294,7 @@ class Store:
         Sums are folded left to right from the running total (``reduce``), as the
         per-line path adds them, so both paths give bit-identical output.
         """
-        s, settings = self.stats(batch.source), batch.settings
+        s, settings = self.stats(batch.source), batch.spec
         if batch.n == 1:  # a live line: the record arithmetic is the shorter way (and the same)
             self.decode_values(s, settings, batch.values(0), batch.last_epoch())
             self._dp_batch(s, batch)
@@ -393,7 +393,7 @@ class Store:
         self._seen = max((s.seen + 1 for s in self.sources.values()), default=self._seen)
 
 
-def _batch_tokens(c: dict[str, float], settings: SpecSettings, running: list[int], lens: list[float]) -> None:
+def _batch_tokens(c: dict[str, float], settings: SpecConfig, running: list[int], lens: list[float]) -> None:
     """A batch's request-rounds and tokens, added as ``Store.decode_values`` adds them line by line."""
     slots = settings.slots
     interval = settings.decode_log_interval

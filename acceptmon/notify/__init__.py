@@ -2,7 +2,7 @@
 
 The public surface the CLI and pipeline wire in:
 
-- ``parse_notify_config(section)`` → ``NotifyConfig`` (raises ``NotifyConfigError``)
+- ``parse_notify_settings(section)`` → ``NotifySettings`` (raises ``NotifySettingsError``)
 - ``check_notify_config(section)`` → list of human-readable problems (no URLs)
 - ``build_notifier(config, state_dir)`` → ``Notifier`` (``notify``, ``step``, ``stats``)
 - ``NotifyWorker(notifier)`` → background thread (``start``, ``notify``, ``stop``)
@@ -11,7 +11,7 @@ The public surface the CLI and pipeline wire in:
 """
 
 from acceptmon.notify.blockkit import validate_blocks
-from acceptmon.notify.config import ChannelConfig, NotifyConfig, NotifyConfigError, parse_notify_config
+from acceptmon.notify.settings import ChannelSettings, NotifySettings, NotifySettingsError, parse_notify_settings
 from acceptmon.notify.notifier import Notifier, build_notifier
 from acceptmon.notify.queue import OUTCOMES, DeliveryQueue, Policy, QueueStats
 from acceptmon.notify.secret import Secret
@@ -23,11 +23,11 @@ from acceptmon.notify.worker import NotifyWorker
 
 __all__ = [
     "OUTCOMES",
-    "ChannelConfig",
+    "ChannelSettings",
     "DeliveryQueue",
     "Notifier",
-    "NotifyConfig",
-    "NotifyConfigError",
+    "NotifySettings",
+    "NotifySettingsError",
     "NotifyWorker",
     "Policy",
     "QueueStats",
@@ -36,7 +36,7 @@ __all__ = [
     "build_slack_message",
     "build_webhook_payload",
     "check_notify_config",
-    "parse_notify_config",
+    "parse_notify_settings",
     "send_test_message",
     "validate_blocks",
 ]

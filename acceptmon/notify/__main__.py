@@ -22,11 +22,11 @@ from typing import Any
 
 import yaml
 
-from acceptmon.notify.config import NotifyConfigError, parse_notify_config
+from acceptmon.notify.settings import NotifySettingsError, parse_notify_settings
 from acceptmon.notify.notifier import build_notifier
 from acceptmon.notify.selftest import sample_finding, send_test_message
 from acceptmon.notify.worker import NotifyWorker
-from acceptmon.terminal import printable_logs
+from acceptmon.text.printable import printable_logs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,13 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     printable_logs()
     try:
-        config = parse_notify_config(_load_yaml(args.config).get("notify"))
+        config = parse_notify_settings(_load_yaml(args.config).get("notify"))
         if args.command == "test":
             ok, message = send_test_message(config)
             print(message)
             return 0 if ok else 1
         notifier = build_notifier(config, args.state_dir)
-    except NotifyConfigError as exc:
+    except NotifySettingsError as exc:
         print("invalid notify configuration:\n  " + "\n  ".join(exc.problems), file=sys.stderr)
         return 2
     worker = NotifyWorker(notifier, idle_s=0.5)
@@ -59,9 +59,9 @@ def _load_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
-        raise NotifyConfigError([f"{path}: cannot read config ({type(exc).__name__})"]) from None
+        raise NotifySettingsError([f"{path}: cannot read config ({type(exc).__name__})"]) from None
     if not isinstance(data, dict):
-        raise NotifyConfigError([f"{path}: top level must be a mapping"])
+        raise NotifySettingsError([f"{path}: top level must be a mapping"])
     return data
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from acceptmon.model import Finding, Run
-from acceptmon.notify.config import Links
+from acceptmon.notify.settings import Links
 from acceptmon.notify.secret import Secret
 from acceptmon.notify.transport import HttpTransport, Response
 
@@ -49,7 +49,7 @@ def finding_annotation(finding: Finding, _links: Links, now: float) -> dict[str,
 
 def run_annotation(run: Run) -> dict[str, Any]:
     """A run start, with the keys whose change opened it."""
-    s = run.settings
+    s = run.spec
     spec = f"{s.algorithm} steps={s.num_steps} topk={s.eagle_topk} draft_tokens={s.num_draft_tokens}"
     text = f"{run.source}: run {run.run_id} started ({spec if s.algorithm else 'no speculative decoding'})"
     tags = [TAG, "run", run.source]

@@ -14,7 +14,7 @@ from typing import Any
 
 from acceptmon.clock import Clock, SystemClock
 from acceptmon.model import Finding, Run
-from acceptmon.notify.config import ChannelConfig, Links, NotifyConfig, NotifyConfigError
+from acceptmon.notify.settings import ChannelSettings, Links, NotifySettings, NotifySettingsError
 from acceptmon.notify.dedupe import State
 from acceptmon.notify.grafana import GrafanaTransport, finding_annotation, run_annotation
 from acceptmon.notify.queue import DeliveryQueue, Policy, QueueStats
@@ -41,7 +41,7 @@ _RUN_EVENTS = {"grafana"}
 
 @dataclass(frozen=True, slots=True)
 class Channel:
-    config: ChannelConfig
+    config: ChannelSettings
     queue: DeliveryQueue
 
 
@@ -88,17 +88,17 @@ class Notifier:
 
 
 def build_notifier(
-    config: NotifyConfig,
+    config: NotifySettings,
     state_dir: Path | None = None,
     clock: Clock | None = None,
     env: Mapping[str, str] | None = None,
     transport_factory: TransportFactory | None = None,
 ) -> Notifier:
-    """Resolve URLs and open queues; ``NotifyConfigError`` (fatal at start-up) lists all problems."""
+    """Resolve URLs and open queues; ``NotifySettingsError`` (fatal at start-up) lists all problems."""
     root = state_dir or (Path(config.state_dir) if config.state_dir else None)
     urls = resolve_urls(config, env)
     if config.channels() and root is None:
-        raise NotifyConfigError(["notify: a state directory is needed (notify.state_dir or --state-dir)"])
+        raise NotifySettingsError(["notify: a state directory is needed (notify.state_dir or --state-dir)"])
     clock = clock or SystemClock()
     factory = transport_factory or HttpTransport
     channels = []
@@ -114,7 +114,7 @@ def build_notifier(
                 cfg.name, transport, directory, clock, policy=policy, id_field=_ID_FIELDS[cfg.kind]
             )
         except OSError as exc:
-            raise NotifyConfigError(
+            raise NotifySettingsError(
                 [f"notify: cannot use state directory {directory} ({exc.strerror})"]
             ) from None
         if isinstance(transport, GrafanaTransport):  # restored: a killed process may have posted them

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from acceptmon.clock import Clock, SystemClock
 from acceptmon.model import ConfigDiff, Finding
 from acceptmon.notify.blockkit import validate_blocks
-from acceptmon.notify.config import ChannelConfig, NotifyConfig, NotifyConfigError
+from acceptmon.notify.settings import ChannelSettings, NotifySettings, NotifySettingsError
 from acceptmon.notify.notifier import RENDERERS, TransportFactory
 from acceptmon.notify.transport import HttpTransport, Response, Transport, classify
 from acceptmon.notify.urls import resolve_urls
@@ -58,7 +58,7 @@ def sample_finding(now: float, index: int = 0, active: bool = True) -> Finding:
 
 
 def send_test_message(
-    config: NotifyConfig,
+    config: NotifySettings,
     env: Mapping[str, str] | None = None,
     clock: Clock | None = None,
     transport_factory: TransportFactory | None = None,
@@ -68,7 +68,7 @@ def send_test_message(
         return False, "no notifiers configured under notify: (slack or webhook)"
     try:
         urls = resolve_urls(config, env)
-    except NotifyConfigError as exc:
+    except NotifySettingsError as exc:
         return False, "\n".join(exc.problems)
     clock = clock or SystemClock()
     factory = transport_factory or HttpTransport
@@ -76,7 +76,7 @@ def send_test_message(
     return all(ok for ok, _ in results), "\n".join(text for _, text in results)
 
 
-def _send_one(channel: ChannelConfig, transport: Transport, clock: Clock) -> tuple[bool, str]:
+def _send_one(channel: ChannelSettings, transport: Transport, clock: Clock) -> tuple[bool, str]:
     body = RENDERERS[channel.kind](sample_finding(clock.now()), channel.links, clock.now())
     if channel.kind == "slack" and (problems := validate_blocks(body)):
         return False, f"{channel.name}: sample message breaks Slack limits: {'; '.join(problems)}"

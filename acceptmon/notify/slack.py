@@ -22,7 +22,7 @@ from acceptmon.notify.blockkit import (
     code,
     escape,
 )
-from acceptmon.notify.config import Links
+from acceptmon.notify.settings import Links
 from acceptmon.notify.links import render_links
 
 _EMOJI = {"critical": "🔴", "warning": "🟠", "info": "🔵"}

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from acceptmon.statedir import fsync_dir, private_subdir, read_private, remove_leftovers, write_private
-from acceptmon.strict import check
+from acceptmon.statefiles import fsync_dir, private_subdir, read_private, remove_leftovers, write_private
+from acceptmon.statefiles.strict import check
 
 log = logging.getLogger("acceptmon.notify")
 

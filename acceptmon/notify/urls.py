@@ -11,27 +11,27 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from acceptmon.notify.config import ChannelConfig, NotifyConfig, NotifyConfigError, parse_partial
+from acceptmon.notify.settings import ChannelSettings, NotifySettings, NotifySettingsError, parse_partial
 from acceptmon.notify.secret import Secret
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 _SLACK_HOSTS = {"hooks.slack.com"}
 
 
-def origin(channel: ChannelConfig) -> str:
+def origin(channel: ChannelSettings) -> str:
     """Human description of where the URL is read from."""
     return f"env {channel.url_env}" if channel.url_env else f"file {channel.url_file}"
 
 
-def load_url(channel: ChannelConfig, env: Mapping[str, str] | None = None) -> Secret:
-    """Read and validate the URL; ``NotifyConfigError`` lists what is wrong."""
+def load_url(channel: ChannelSettings, env: Mapping[str, str] | None = None) -> Secret:
+    """Read and validate the URL; ``NotifySettingsError`` lists what is wrong."""
     secret, problems = _load(channel, os.environ if env is None else env)
     if secret is None or problems:
-        raise NotifyConfigError(problems)
+        raise NotifySettingsError(problems)
     return secret
 
 
-def resolve_urls(config: NotifyConfig, env: Mapping[str, str] | None = None) -> dict[str, Secret]:
+def resolve_urls(config: NotifySettings, env: Mapping[str, str] | None = None) -> dict[str, Secret]:
     """``{notifier name: url}`` for every configured channel, or every problem at once."""
     urls: dict[str, Secret] = {}
     problems: list[str] = []
@@ -41,7 +41,7 @@ def resolve_urls(config: NotifyConfig, env: Mapping[str, str] | None = None) -> 
         if secret is not None:
             urls[channel.name] = secret
     if problems:
-        raise NotifyConfigError(problems)
+        raise NotifySettingsError(problems)
     return urls
 
 
@@ -57,7 +57,7 @@ def check_notify_config(section: Any, env: Mapping[str, str] | None = None) -> l
     return problems
 
 
-def _load(channel: ChannelConfig, env: Mapping[str, str]) -> tuple[Secret | None, list[str]]:
+def _load(channel: ChannelSettings, env: Mapping[str, str]) -> tuple[Secret | None, list[str]]:
     label = {"slack": "slack webhook URL", "webhook": "webhook URL", "grafana": "grafana API token"}[
         channel.kind
     ]
@@ -80,7 +80,7 @@ def _load(channel: ChannelConfig, env: Mapping[str, str]) -> tuple[Secret | None
     return secret, url_problems(channel, secret, what)
 
 
-def grafana_problems(channel: ChannelConfig, token: Secret, what: str) -> list[str]:
+def grafana_problems(channel: ChannelSettings, token: Secret, what: str) -> list[str]:
     """The token must be one line; the base URL https (or loopback http when allowed)."""
     problems = []
     if any(ch.isspace() or ord(ch) < 32 for ch in token.reveal()):
@@ -98,7 +98,7 @@ def grafana_problems(channel: ChannelConfig, token: Secret, what: str) -> list[s
     return problems
 
 
-def url_problems(channel: ChannelConfig, url: Secret, what: str) -> list[str]:
+def url_problems(channel: ChannelSettings, url: Secret, what: str) -> list[str]:
     """Shape checks; each message describes the expectation, not the value."""
     raw = url.reveal()
     if any(ch.isspace() or ord(ch) < 32 for ch in raw):

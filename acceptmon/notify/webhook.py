@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from acceptmon.model import Finding
-from acceptmon.notify.config import Links
+from acceptmon.notify.settings import Links
 from acceptmon.notify.links import render_links
 from acceptmon.notify.payload import SCHEMA_VERSION, finding_payload
 

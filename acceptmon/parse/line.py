@@ -46,7 +46,7 @@ from acceptmon.parse import llamacpp, runtime, sglang, vllm
 from acceptmon.parse.layouts import BulkLayout, DecodeShapes, DecodeValues, PrefillShapes
 from acceptmon.parse.markers import LMDEPLOY, OTHER, REQUEST, REQUEST_MARKERS, SENTENCE
 from acceptmon.parse.prefix import ANSI, PrefixCache, parse_ts
-from acceptmon.redact import redact_args
+from acceptmon.text.redact import redact_args
 
 _DECODE_LEN = len(sglang.DECODE)
 _PREFILL_LEN = len(sglang.PREFILL)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from acceptmon.model import TOO_LARGE, Meta, ParseError, RuntimeChange
 from acceptmon.parse.server_args import MAX_ARGS_CHARS, parse_mapping
-from acceptmon.redact import redact_args
+from acceptmon.text.redact import redact_args
 
 WEIGHTS_END = "Update weights end."
 OVERRIDE = "Config updated via context override:"

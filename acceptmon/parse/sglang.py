@@ -24,7 +24,7 @@ from acceptmon.model import (
 )
 from acceptmon.parse.fields import Damaged, Kind, Value, convert, hybrid, is_f2, loose, split_pairs
 from acceptmon.parse.server_args import MAX_ARGS_CHARS, parse_args
-from acceptmon.redact import redact_args
+from acceptmon.text.redact import redact_args
 
 DECODE = "Decode batch"
 PREFILL = "Prefill batch"

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, tzinfo
 from acceptmon.log_time import YEAR_SLACK
 from acceptmon.model import OUT_OF_RANGE, TOO_LARGE, Meta, ParseError, ServerStart, SpecSample
 from acceptmon.parse.server_args import MAX_ARGS_CHARS, parse_mapping, parse_pairs
-from acceptmon.redact import redact_args
+from acceptmon.text.redact import redact_args
 
 MARKERS = ("SpecDecoding metrics:", "Speculative metrics:")
 #: Start lines: v1's API server prints the arguments that differ from the defaults (a dict

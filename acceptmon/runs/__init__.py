@@ -38,10 +38,10 @@ from acceptmon.model import (
     ServerStart,
     Shutdown,
     SpecParamsUpdate,
-    SpecSettings,
+    SpecConfig,
 )
-from acceptmon.redact import redact_args
 from acceptmon.runs.rate import accept_rate
+from acceptmon.text.redact import redact_args
 
 #: Server args that differ on every start and say nothing about acceptance.
 VOLATILE_ARGS = frozenset({"random_seed"})
@@ -67,7 +67,7 @@ def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def settings_from_args(args: dict[str, Any]) -> SpecSettings:
+def settings_from_args(args: dict[str, Any]) -> SpecConfig:
     if (
         "model_path" not in args
         and not LLAMACPP_ARGS & args.keys()
@@ -80,7 +80,7 @@ def settings_from_args(args: dict[str, Any]) -> SpecSettings:
 
     algorithm = args.get("speculative_algorithm")
     interval = num("decode_log_interval")
-    return SpecSettings(
+    return SpecConfig(
         algorithm=str(algorithm) if algorithm else None,
         num_steps=num("speculative_num_steps"),
         eagle_topk=num("speculative_eagle_topk"),
@@ -91,7 +91,7 @@ def settings_from_args(args: dict[str, Any]) -> SpecSettings:
     )
 
 
-def _single_file(settings: SpecSettings) -> bool:
+def _single_file(settings: SpecConfig) -> bool:
     return (settings.draft_model_path or "").lower().endswith(".gguf")
 
 
@@ -99,7 +99,7 @@ def _str_or_none(v: Any) -> str | None:
     return str(v) if v not in (None, "") else None
 
 
-def _vllm_settings(args: dict[str, Any]) -> SpecSettings:
+def _vllm_settings(args: dict[str, Any]) -> SpecConfig:
     """vLLM: ``speculative_config`` (v1 a dict of the CLI's JSON, v0/v1 engine lines a
     ``SpeculativeConfig(…)`` repr; older CLIs top-level ``speculative_model`` and
     ``num_speculative_tokens``). k draft tokens per round: the run's slots."""
@@ -127,7 +127,7 @@ def _vllm_settings(args: dict[str, Any]) -> SpecSettings:
     served = args.get("served_model_name")
     if isinstance(served, list):
         served = served[0] if served else None
-    return SpecSettings(
+    return SpecConfig(
         algorithm=str(method) if method else ("draft_model" if draft or k else None),
         num_steps=k,
         draft_model_path=_str_or_none(draft),
@@ -193,7 +193,7 @@ def diff(before: ConfigSnapshot, after: ConfigSnapshot, runtime: bool = True) ->
     return ConfigDiff(changed=changed, added=added, removed=removed)
 
 
-def normalised_rate(accept_len: float, settings: SpecSettings) -> float | None:
+def normalised_rate(accept_len: float, settings: SpecConfig) -> float | None:
     """``rate.accept_rate`` for a run's settings (the run tracker fills it into each Decode record)."""
     return accept_rate(accept_len, settings.slots)
 
@@ -218,7 +218,7 @@ class RunTracker:
         draft_reader: DraftReader | None = None,
         history: int = 50,
         watched_reader: Callable[[], dict[str, Any]] | None = None,
-        declared: Callable[[str], SpecSettings | None] | None = None,
+        declared: Callable[[str], SpecConfig | None] | None = None,
     ) -> None:
         """``declared`` gives a source's speculative settings for a run whose start line was
         never seen (rotated away, read from the end), so its accept rate can still be normalised."""
@@ -238,7 +238,7 @@ class RunTracker:
     def settings_unknown(self, source: str) -> bool:
         """Whether the current run has neither a start line nor declared settings (rates unknown)."""
         run = self.current(source)
-        return run is not None and run.config is None and run.settings.slots is None
+        return run is not None and run.config is None and run.spec.slots is None
 
     def current(self, source: str) -> Run | None:
         state = self._sources.get(source)
@@ -284,7 +284,7 @@ class RunTracker:
         run = state.current
         if sample.accept_len is None or run is None:
             return sample
-        rate = normalised_rate(sample.accept_len, run.settings)
+        rate = normalised_rate(sample.accept_len, run.spec)
         return replace(sample, accept_rate=rate) if rate is not None else sample
 
     def _start(self, state: SourceRuns, record: ServerStart) -> None:
@@ -302,7 +302,7 @@ class RunTracker:
         source: str,
         record: Record,
         config: ConfigSnapshot | None,
-        settings: SpecSettings | None = None,
+        settings: SpecConfig | None = None,
         kind: str = "start",
         reason: str = "",
     ) -> None:
@@ -317,7 +317,7 @@ class RunTracker:
             started=record.meta.ts,
             started_lineno=record.meta.lineno,
             config=config,
-            settings=settings or SpecSettings(),
+            spec=settings or SpecConfig(),
             previous_run_id=base.run_id if base else None,
             diff=change,
             kind=kind,
@@ -346,7 +346,7 @@ class RunTracker:
         if config.hash == run.config.hash:
             return None
         marker = ServerReady(Meta(source, run.started_lineno, None))
-        self._open(state, source, marker, config, run.settings, "watched", "watched files changed")
+        self._open(state, source, marker, config, run.spec, "watched", "watched files changed")
         return state.current
 
     def checkpoint(self) -> dict[str, Any]:
@@ -376,9 +376,9 @@ class RunTracker:
     def _adapt(self, state: SourceRuns, update: SpecParamsUpdate) -> None:
         """Adaptive spec changed the active steps (chains draft steps + 1 tokens): a segment."""
         run = state.current
-        if run is None or state.ended or update.steps_after == run.settings.num_steps:
+        if run is None or state.ended or update.steps_after == run.spec.num_steps:
             return
-        s = run.settings
+        s = run.spec
         drafts = update.steps_after + 1 if (s.eagle_topk or 1) == 1 else s.num_draft_tokens
         settings = replace(s, num_steps=update.steps_after, num_draft_tokens=drafts)
         config = run.config
@@ -399,7 +399,7 @@ class RunTracker:
         run = state.current
         if run is None or state.ended or not _rank0(change.meta.ranks):
             return
-        config, settings = run.config, run.settings
+        config, settings = run.config, run.spec
         if change.kind == "weight_update":
             if config is not None:
                 updates = _int(config.runtime.get("weight_updates")) or 0

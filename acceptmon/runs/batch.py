@@ -1,6 +1,6 @@
 """A stretch of plain Decode lines of one run, column by column: what the bulk path hands on.
 
-The bulk path (``acceptmon.fastpath``) accepts a stretch only when every Decode
+The bulk path (``acceptmon.ingest.bulk``) accepts a stretch only when every Decode
 line in it matched the source's learned layout, in range for the run, with no
 event between them. It then hands the store, the detector and the jsonl
 writer one ``DecodeBatch`` instead of a record per line. A column is built on
@@ -22,7 +22,7 @@ from itertools import repeat
 from operator import getitem, itemgetter
 from typing import Any
 
-from acceptmon.model import DecodeSample, Ranks, Record, SpecSettings
+from acceptmon.model import DecodeSample, Ranks, Record, SpecConfig
 from acceptmon.parse.layouts import BulkLayout, DecodeValues
 from acceptmon.parse.sglang import DECODE, PREFILL
 from acceptmon.runs.rate import accept_rate
@@ -51,14 +51,14 @@ class DecodeBatch:
         "lineno",
         "lines",
         "n",
-        "settings",
+        "spec",
         "source",
     )
 
     def __init__(
         self,
         source: str,
-        settings: SpecSettings,
+        spec: SpecConfig,
         lines: tuple[str, ...],
         lineno: int,
         decode: list[str],
@@ -70,7 +70,7 @@ class DecodeBatch:
         lens: list[float] | None = None,
     ) -> None:
         """``lens``: the accept lengths already converted (the bulk path checks their range)."""
-        self.source, self.settings = source, settings
+        self.source, self.spec = source, spec
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
         self._stamp, self._epochs, self._parse = stamp, epochs, parse
@@ -210,7 +210,7 @@ class DecodeBatch:
 
     def rate(self, accept_len: float | None) -> float | None:
         """The normalised accept rate of one line, as the run tracker fills it into a record."""
-        return None if accept_len is None else accept_rate(accept_len, self.settings.slots)
+        return None if accept_len is None else accept_rate(accept_len, self.spec.slots)
 
     def records(self) -> list[Record]:
         """Every Decode and Prefill record of the stretch, in line order, exactly as the

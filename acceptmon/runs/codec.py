@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from acceptmon.labels import name_bytes
-from acceptmon.model import ConfigDiff, ConfigSnapshot, Run, SpecSettings
-from acceptmon.statedir import is_real_dir, private_subdir, read_private, write_private
-from acceptmon.strict import as_int, as_time, check
+from acceptmon.model import ConfigDiff, ConfigSnapshot, Run, SpecConfig
+from acceptmon.statefiles import is_real_dir, private_subdir, read_private, write_private
+from acceptmon.statefiles.strict import as_int, as_time, check
 
 log = logging.getLogger("acceptmon.agent")
 
@@ -30,7 +30,7 @@ MAX_AGE_DAYS = 90.0
 
 
 def run_to_dict(run: Run) -> dict[str, Any]:
-    s = run.settings
+    s = run.spec
     return {
         "source": run.source,
         "run_id": run.run_id,
@@ -78,7 +78,7 @@ def diff_from_dict(d: dict[str, Any]) -> ConfigDiff:
 
 
 def run_from_dict(d: dict[str, Any]) -> Run:
-    """Every field checked against its declared type (``acceptmon.strict``: ``WrongShape`` if not)."""
+    """Every field checked against its declared type (``acceptmon.statefiles.strict``: ``WrongShape`` if not)."""
     cfg = d.get("config")
     return check(_run_from_dict(d, cfg))
 
@@ -98,7 +98,7 @@ def _run_from_dict(d: dict[str, Any], cfg: Any) -> Run:
             hash=cfg.get("hash", ""),
             runtime=cfg.get("runtime") or {},
         ),
-        settings=SpecSettings(**d.get("settings", {})),
+        spec=SpecConfig(**d.get("settings", {})),
         previous_run_id=d.get("previous_run_id"),
         diff=diff_from_dict(d["diff"]) if d.get("diff") else None,
         kind=d.get("kind") or "start",

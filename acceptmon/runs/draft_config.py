@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from acceptmon.redact import redact_text
-from acceptmon.strict import plain
+from acceptmon.sources.base import MAX_CONFIG_BYTES, FileReader
+from acceptmon.statefiles.strict import plain
+from acceptmon.text.redact import redact_text
 
 #: Callable[[source, draft path], config or None], as ``acceptmon.runs.DraftReader``.
 DraftReader = Callable[[str, str], "dict[str, Any] | None"]
@@ -25,11 +26,6 @@ DraftReader = Callable[[str, str], "dict[str, Any] | None"]
 log = logging.getLogger("acceptmon.runs.draft_config")
 #: The logger ``draft_reader`` has always warned on (it lived in ``runsview.read``).
 _runs_log = logging.getLogger("acceptmon.runs")
-
-MAX_CONFIG_BYTES = 1 << 20
-
-#: Reads a file's bytes (locally, or over an SSH connection); None if absent.
-FileReader = Callable[[str], "bytes | None"]
 
 
 #: The config.json files of a cache directory's snapshots, newest first (locally or over SFTP).

@@ -8,7 +8,7 @@ def accept_rate(accept_len: float, slots: int | None) -> float | None:
 
     SGLang 0.5.11+'s definition, ``(accept_len − 1) / (draft_tokens − 1)``, which
     for chains equals vLLM's accepted/drafted; ``slots`` is the run's draft
-    positions (``SpecSettings.slots``). None without them, or for a length ≤ 0:
+    positions (``SpecConfig.slots``). None without them, or for a length ≤ 0:
     then the printed value cannot be interpreted.
     """
     if not slots or accept_len <= 0:

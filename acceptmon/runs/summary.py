@@ -70,7 +70,7 @@ def _short(value: object, limit: int = 40) -> str:
 
 
 def describe_settings(run: Run) -> str:
-    s = run.settings
+    s = run.spec
     if not s.algorithm:
         return "no speculative decoding"
     return f"{s.algorithm} steps={s.num_steps} topk={s.eagle_topk} draft_tokens={s.num_draft_tokens}"

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from acceptmon.strict import plain
+from acceptmon.statefiles.strict import plain
 
 MAX_BYTES = 1 << 20
 

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from acceptmon.model import Chunk
+
+#: The most of a small file (a draft model's config.json) read over any source's transport.
+MAX_CONFIG_BYTES = 1 << 20
+
+#: Reads a file's bytes (locally, or over an SSH connection); None if absent.
+FileReader = Callable[[str], "bytes | None"]
 
 
 @dataclass(frozen=True, slots=True)

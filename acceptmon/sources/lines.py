@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import IO
+
+from acceptmon.model import Chunk
+
 #: A line longer than this is dropped and counted, so one runaway writer
 #: cannot make the agent's memory grow without bound.
 MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -74,3 +79,26 @@ class LineSplitter:
             self._skipping = True
             buf = b""
         self._tail = buf
+
+
+READ_SIZE = 1 << 20
+
+
+def read_chunks(source: str, stream: IO[bytes], path: str = "") -> Iterator[tuple[Chunk, int]]:
+    """Yield (chunk, overlong lines dropped) until end of stream; a final unterminated line counts."""
+    splitter = LineSplitter()
+    lineno = 1
+    dropped = 0
+    while True:
+        data = stream.read(READ_SIZE)
+        if not data:
+            break
+        lines, _ = splitter.feed(data)
+        if lines:
+            yield Chunk(source, tuple(lines), lineno, None, path), splitter.overlong - dropped
+            dropped = splitter.overlong
+            lineno += len(lines)
+    if splitter.pending:
+        lines, _ = splitter.feed(b"\n")
+        if lines or splitter.overlong > dropped:
+            yield Chunk(source, tuple(lines), lineno, None, path), splitter.overlong - dropped

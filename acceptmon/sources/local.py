@@ -23,13 +23,13 @@ from acceptmon.sources.events import FileEvents
 from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.matching import GlobMatcher
-from acceptmon.sources.tail.context import FollowConfig
+from acceptmon.sources.tail.context import FollowSettings
 from acceptmon.sources.tail.drain import Emitted, read
 from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, files_of
 from acceptmon.sources.tail.follower import PathFollower
 from acceptmon.sources.tail.resume import resume
 from acceptmon.sources.tail.stream import Opener, default_opener, identity_of
-from acceptmon.terminal import printable
+from acceptmon.text.printable import printable
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -64,7 +64,7 @@ class LocalSource:
     ) -> None:
         self.name = name
         self.pattern = pattern
-        self._cfg = FollowConfig(name, opener, clock, read_size, rotate_wait, max_line, max_detached)
+        self._cfg = FollowSettings(name, opener, clock, read_size, rotate_wait, max_line, max_detached)
         self._health = SourceEvents(name, log)
         self._matcher = GlobMatcher(pattern, clock, rescan_interval) if glob.has_magic(pattern) else None
         self._from_beginning = from_beginning

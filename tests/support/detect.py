@@ -7,10 +7,10 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from acceptmon.detect import Detector
-from acceptmon.model import ConfigDiff, DecodeSample, Finding, Meta, Run, SpecSettings
+from acceptmon.model import ConfigDiff, DecodeSample, Finding, Meta, Run, SpecConfig
 
 T0 = datetime(2025, 6, 1, 12, 0, 0)
-SETTINGS = SpecSettings(algorithm="EAGLE3", num_steps=3, eagle_topk=1, num_draft_tokens=4)
+SETTINGS = SpecConfig(algorithm="EAGLE3", num_steps=3, eagle_topk=1, num_draft_tokens=4)
 LAYER_KEY = "draft.eagle_config.eagle_aux_hidden_state_layer_ids"
 LAYER_DIFF = ConfigDiff(changed=((LAYER_KEY, [2, 20, 37], [1, 23, 44]),))
 REVERT_DIFF = ConfigDiff(changed=((LAYER_KEY, [1, 23, 44], [2, 20, 37]),))

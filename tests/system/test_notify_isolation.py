@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from acceptmon.notify import NotifyWorker, build_notifier, parse_notify_config
+from acceptmon.notify import NotifyWorker, build_notifier, parse_notify_settings
 from tests.support.slack_server import FakeSlack
 from tests.unit.notify.test_slack import finding
 
@@ -27,7 +27,7 @@ def test_a_trickling_receiver_delays_only_its_own_channel(tmp_path: Path) -> Non
             "webhook": {"url_env": "STALLED", **channel},
         }
         env = {"GOOD": good.url, "STALLED": stalled.url}
-        worker = NotifyWorker(build_notifier(parse_notify_config(section), tmp_path, env=env), idle_s=0.2)
+        worker = NotifyWorker(build_notifier(parse_notify_settings(section), tmp_path, env=env), idle_s=0.2)
         worker.start()
         try:
             worker.notify(finding(key="a/first"))

@@ -13,7 +13,7 @@ from tests.support.tools import require_tool
 
 pytestmark = pytest.mark.system
 
-DEMO = Path(__file__).resolve().parents[2] / "acceptmon" / "demo" / "data"
+DEMO = Path(__file__).resolve().parents[2] / "acceptmon" / "apps" / "demo" / "data"
 #: The rolling median's colour (matplotlib's tab:orange, opaque): present only if the plots rendered.
 ORANGE = (0xFF, 0x7F, 0x0E)
 

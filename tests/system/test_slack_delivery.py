@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from acceptmon.clock import ManualClock
-from acceptmon.notify import Notifier, build_notifier, parse_notify_config, send_test_message
+from acceptmon.notify import Notifier, build_notifier, parse_notify_settings, send_test_message
 from acceptmon.notify.secret import Secret
 from acceptmon.notify.selftest import sample_finding
 from acceptmon.notify.transport import HttpTransport
@@ -44,7 +44,7 @@ def fake(caplog: pytest.LogCaptureFixture) -> Iterator[FakeSlack]:
 
 def notifier_for(fake: FakeSlack, tmp_path: Path, clock: ManualClock, **slack: object) -> Notifier:
     section = {"slack": {"webhook_url_env": ENV_NAME, "allow_insecure_localhost": True, **slack}}
-    return build_notifier(parse_notify_config(section), tmp_path / "state", clock, {ENV_NAME: fake.url})
+    return build_notifier(parse_notify_settings(section), tmp_path / "state", clock, {ENV_NAME: fake.url})
 
 
 def drain(notifier: Notifier, clock: ManualClock, deadline_s: float = 30.0) -> None:
@@ -129,7 +129,7 @@ def test_rate_limit_one_per_second_per_webhook(fake: FakeSlack, tmp_path: Path) 
 
 
 def test_notify_test_reports_success_and_failure(fake: FakeSlack) -> None:
-    config = parse_notify_config({"slack": {"webhook_url_env": ENV_NAME, "allow_insecure_localhost": True}})
+    config = parse_notify_settings({"slack": {"webhook_url_env": ENV_NAME, "allow_insecure_localhost": True}})
     ok, message = send_test_message(config, {ENV_NAME: fake.url})
     assert ok and message == "slack: delivered a sample message (HTTP 200 ok)"
     fake.plan("404")

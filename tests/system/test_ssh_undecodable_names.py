@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.runsview.remote import open_remote
 from acceptmon.sources.ssh import SSHSource
+from acceptmon.sources.ssh.files import open_remote
 from acceptmon.sources.ssh.worker import HostPool
 from tests.support.sshd import SSHServer, sshd
 from tests.support.wait import wait_for

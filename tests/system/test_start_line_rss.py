@@ -15,7 +15,7 @@ SCRIPT = """
 import resource, sys
 from datetime import datetime
 from acceptmon.model import Chunk
-from acceptmon.pipeline import Pipeline
+from acceptmon.ingest import Pipeline
 from acceptmon.testing.synth import decode_line, server_args_line
 t = datetime(2026, 1, 1)
 size = int(sys.argv[1])

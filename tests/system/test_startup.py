@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon import startup
+from acceptmon.apps.agent import startup
 from acceptmon.testing import synth
 from tests.support.agentproc import AgentProcess
 from tests.support.tools import free_port

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 INCIDENT = ROOT / "tests" / "golden" / "eagle3-incident" / "input.log"
 BAD = b"server-\xff.log"
 #: A name whose newline would start a fake log line (as an attacker able to create files could).
-FORGING = "server-\n2026-01-01 00:00:00,000 ERROR acceptmon.agent: forged.log"
+FORGING = "server-\n2026-01-01 00:00:00,000 ERROR acceptmon.apps.agent: forged.log"
 
 
 def _write(path: bytes | str, n: int) -> None:
@@ -69,7 +69,7 @@ def test_agent_serves_and_restarts_with_undecodable_and_newline_names(tmp_path: 
     want = {
         f"{logs}/*.log:server-a.log": 2.0,
         f"{logs}/*.log:server-\\\\xff.log": 3.0,  # label text escapes the backslash of \xff
-        f"{logs}/*.log:server-\\\\n2026-01-01 00:00:00,000 ERROR acceptmon.agent: forged.log": 4.0,
+        f"{logs}/*.log:server-\\\\n2026-01-01 00:00:00,000 ERROR acceptmon.apps.agent: forged.log": 4.0,
     }
     state = tmp_path / "state"
     agent = AgentProcess(state, [f"{logs}/*.log"])

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon import cli, startup
+from acceptmon import cli
+from acceptmon.apps.agent import startup
 
 SLACK_URL = "https://hooks.slack.com/services/T0PLANTED/B0PLANTED/PLANTEDslackSecret"
 

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from acceptmon.labels import name_bytes
-from acceptmon.terminal import PrintableArgs, printable
+from acceptmon.text.printable import PrintableArgs, printable
 
 ALL_BYTES = os.fsdecode(bytes(range(1, 256)).replace(b"/", b""))
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from acceptmon import redact
 from acceptmon.model import Meta, ServerStart
 from acceptmon.parse.sglang import parse_server_args
+from acceptmon.text import redact
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from acceptmon import redact
 from acceptmon.model import Meta, ServerStart
 from acceptmon.parse.sglang import parse_server_args
 from acceptmon.parse.vllm import NON_DEFAULT, parse_start
 from acceptmon.runs import diff, snapshot
+from acceptmon.text import redact
 
 S3 = (
     "https://models.s3.amazonaws.com/qwen3/model.safetensors?X-Amz-Algorithm=AWS4-HMAC-SHA256"

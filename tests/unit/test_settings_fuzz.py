@@ -22,11 +22,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acceptmon.agent import Agent
-from acceptmon.agent import sources as factory
+from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent import sources as factory
 from acceptmon.clock import ManualClock
-from acceptmon.detect import DetectConfig
-from acceptmon.notify import build_notifier, parse_notify_config
+from acceptmon.detect import DetectSettings
+from acceptmon.notify import build_notifier, parse_notify_settings
 from acceptmon.settings import _SOURCE_KEYS, _TOP_KEYS, SettingsError, load
 
 EXAMPLES = 1500
@@ -36,7 +36,7 @@ for _path in FILES.values():
     _path.write_text("Host gpu*\n  User ops\n" if _path.name == "ssh_config" else "")
 HOOK_ENV = "ACCEPTMON_FUZZ_HOOK"
 
-DETECT_KEYS = {f.name for f in fields(DetectConfig)} - {"source_floors", "model_floors", "floor"}
+DETECT_KEYS = {f.name for f in fields(DetectSettings)} - {"source_floors", "model_floors", "floor"}
 KEYS = sorted(
     _TOP_KEYS
     | _SOURCE_KEYS
@@ -206,7 +206,7 @@ def _build_everything(path: Path) -> bool:
     for source_cfg in cfg.sources:
         factory.build(source_cfg, agent.clock).close()
     if cfg.notify:
-        build_notifier(parse_notify_config(cfg.notify), TMP / "notify")
+        build_notifier(parse_notify_settings(cfg.notify), TMP / "notify")
     return True
 
 

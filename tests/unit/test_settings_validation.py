@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from acceptmon.agent import sources as factory
+from acceptmon.apps.agent import sources as factory
 from acceptmon.clock import ManualClock
-from acceptmon.detect import DetectConfig
+from acceptmon.detect import DetectSettings
 from acceptmon.notify import check_notify_config
 from acceptmon.settings import SettingsError, from_mapping
 
@@ -139,12 +139,12 @@ def test_no_sources_is_a_settings_problem_like_the_others() -> None:
 )
 def test_detect_section_raises_only_its_own_error(section: dict[Any, Any]) -> None:
     with pytest.raises(ValueError, match="invalid detector configuration"):
-        DetectConfig.from_dict(section)
+        DetectSettings.from_dict(section)
 
 
 def test_detect_section_that_is_not_a_mapping() -> None:
     with pytest.raises(ValueError, match="detect: must be a mapping"):
-        DetectConfig.from_dict([1])  # type: ignore[arg-type]
+        DetectSettings.from_dict([1])  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -166,7 +166,8 @@ def test_notify_section_returns_problems_not_exceptions(section: Any) -> None:
 def test_an_internal_error_is_one_line_without_its_message(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from acceptmon import cli, startup
+    from acceptmon import cli
+    from acceptmon.apps.agent import startup
 
     def broken(_args: Any) -> int:
         raise KeyError("https://hooks.slack.com/services/T/B/secret")

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from acceptmon import settings as config_mod
-from acceptmon.webconfig import BasicAuth, WebConfigError, load_web_config
+from acceptmon.settings.web import BasicAuth, WebSettingsError, load_web_settings
 from tests.conftest import ROOT
 from tests.support.certs import Certs, make_certs
 
@@ -31,8 +31,8 @@ def write(tmp_path: Path, data: object) -> str:
 
 
 def problems(path: str) -> list[str]:
-    with pytest.raises(WebConfigError) as exc:
-        load_web_config(path)
+    with pytest.raises(WebSettingsError) as exc:
+        load_web_settings(path)
     return exc.value.problems
 
 
@@ -54,7 +54,7 @@ def test_full_config_loads_with_relative_paths(tmp_path: Path, certs: Certs) -> 
             "basic_auth_users": {"prom": HASH},
         },
     )
-    web = load_web_config(path)
+    web = load_web_settings(path)
     assert web.tls is not None and web.tls.min_version == "TLS13" and web.tls.max_version == "TLS13"
     assert web.headers == (("X-Frame-Options", "deny"),)  # canonical name; a blank value is unset
     assert dict(web.users) == {"prom": HASH} and web.secured
@@ -64,7 +64,7 @@ def test_full_config_loads_with_relative_paths(tmp_path: Path, certs: Certs) -> 
     rel = write(
         tmp_path / "sub", {"tls_server_config": {"cert_file": "server.crt", "key_file": "server.key"}}
     )
-    loaded = load_web_config(rel)
+    loaded = load_web_settings(rel)
     assert loaded.tls is not None and loaded.tls.cert_file == str(tmp_path / "sub" / "server.crt")
 
 
@@ -159,7 +159,7 @@ def test_config_key_validates_the_file_and_check_config_refuses_it(tmp_path: Pat
 def test_shipped_example_is_valid_once_its_certificates_exist(tmp_path: Path, certs: Certs) -> None:
     example = yaml.safe_load((ROOT / "deploy" / "web-config.example.yml").read_text())
     example["tls_server_config"].update(cert_file=str(certs.server_cert), key_file=str(certs.server_key))
-    web = load_web_config(write(tmp_path, example))
+    web = load_web_settings(write(tmp_path, example))
     assert web.tls is not None and web.users and ("X-Content-Type-Options", "nosniff") in web.headers
     minimal = yaml.safe_load((ROOT / "deploy" / "acceptmon.minimal.yaml").read_text())
     assert minimal["listen"].startswith("127.0.0.1:")  # no open-to-all default
@@ -168,11 +168,11 @@ def test_shipped_example_is_valid_once_its_certificates_exist(tmp_path: Path, ce
 def test_a_renewed_certificate_is_served_and_a_broken_one_is_counted_once(
     tmp_path: Path, certs: Certs
 ) -> None:
-    from acceptmon.webconfig import TlsContext
+    from acceptmon.settings.web import TlsContext
 
     for name in ("server.crt", "server.key"):
         (tmp_path / name).write_bytes((certs.server_cert.parent / name).read_bytes())
-    web = load_web_config(
+    web = load_web_settings(
         write(tmp_path, {"tls_server_config": {"cert_file": "server.crt", "key_file": "server.key"}})
     )
     assert web.tls is not None

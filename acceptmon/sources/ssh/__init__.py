@@ -31,7 +31,7 @@ from acceptmon.sources.ssh.url import parse_ssh_url
 from acceptmon.sources.ssh.worker import DEFAULT_POOL, HostPool, HostWorker
 from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, Entry, files_of
 from acceptmon.sources.tail.fs import FileSystem
-from acceptmon.terminal import printable
+from acceptmon.text.printable import printable
 
 log = logging.getLogger("acceptmon.sources.ssh")
 

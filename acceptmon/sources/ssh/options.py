@@ -19,7 +19,7 @@ import paramiko
 
 from acceptmon.sources.ssh.hostkeys import HostKeyPolicy
 from acceptmon.sources.ssh.url import SSHTarget, SSHURLError, parse_ssh_url
-from acceptmon.suggest import shown
+from acceptmon.text.suggest import shown
 
 _DEFAULT_KEYS = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 

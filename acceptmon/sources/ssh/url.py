@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from acceptmon.redact import redact_text
+from acceptmon.text.redact import redact_text
 
 _GLOB_CHARS = frozenset("*?[")
 #: ``host``, ``host:port`` or ``[v6]:port`` (the port's range is urlsplit's to check).

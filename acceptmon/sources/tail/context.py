@@ -9,7 +9,7 @@ from acceptmon.sources.tail.stream import Opener
 
 
 @dataclass(frozen=True, slots=True)
-class FollowConfig:
+class FollowSettings:
     source: str
     opener: Opener
     clock: Clock

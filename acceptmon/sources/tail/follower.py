@@ -16,7 +16,7 @@ from typing import Any
 
 from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
-from acceptmon.sources.tail.context import FollowConfig
+from acceptmon.sources.tail.context import FollowSettings
 from acceptmon.sources.tail.entry import Entry
 from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content, holds
 from acceptmon.sources.tail.stream import FileStream, Known, identity_of, prefix_fingerprint
@@ -37,7 +37,7 @@ class PathFollower:
     """
 
     def __init__(
-        self, path: str, cfg: FollowConfig, events: SourceEvents, *, start_at_end: bool = False
+        self, path: str, cfg: FollowSettings, events: SourceEvents, *, start_at_end: bool = False
     ) -> None:
         self.path = path
         self.cfg = cfg

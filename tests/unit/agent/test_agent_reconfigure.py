@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from acceptmon.agent import Agent
+from acceptmon.apps.agent import Agent
 from acceptmon.detect.findings import FLOOR
-from acceptmon.notify import NotifyConfigError
+from acceptmon.notify import NotifySettingsError
 from acceptmon.settings import Settings, from_mapping
 from acceptmon.testing import synth
 
@@ -85,7 +85,7 @@ def test_notifiers_are_rebuilt_and_a_failed_build_keeps_the_old_one(
     second = agent.notify_worker
     assert second is not first and second.notifier is not first.notifier
     monkeypatch.delenv("ACCEPTMON_HOOK_A")  # gone between the load and the build
-    with pytest.raises(NotifyConfigError):
+    with pytest.raises(NotifySettingsError):
         agent.reconfigure(with_slack)
     assert agent.notify_worker is not None and agent.notify_worker.notifier is second.notifier
     assert all(t.is_alive() for t in agent.notify_worker._threads)
@@ -104,7 +104,7 @@ def _serves(port: int) -> bool:
 
 
 def test_same_port_on_another_host_address_is_rebound(agent: Agent, tmp_path: Path) -> None:
-    from acceptmon.agent import daemon
+    from acceptmon.apps.agent import daemon
     from tests.support.tools import free_port
 
     port = free_port()
@@ -121,7 +121,7 @@ def test_same_port_on_another_host_address_is_rebound(agent: Agent, tmp_path: Pa
 
 
 def test_an_address_that_cannot_be_bound_keeps_the_old_server(agent: Agent, tmp_path: Path) -> None:
-    from acceptmon.agent import daemon
+    from acceptmon.apps.agent import daemon
     from tests.support.tools import free_port
 
     port = free_port()

@@ -16,13 +16,13 @@ from typing import Any
 import bcrypt
 import pytest
 
-from acceptmon.agent.admission import Lanes, Throttle
-from acceptmon.agent.http import HttpServer, Limits, Routes
-from acceptmon.webconfig import BasicAuth, WebConfig
+from acceptmon.apps.agent.admission import Lanes, Throttle
+from acceptmon.apps.agent.http import HttpServer, Limits, Routes
+from acceptmon.settings.web import BasicAuth, WebSettings
 from tests.support.wait import wait_for
 
 HASH = bcrypt.hashpw(b"pw", bcrypt.gensalt(4)).decode()
-WEB = WebConfig(users={"prom": HASH})
+WEB = WebSettings(users={"prom": HASH})
 DEFAULTS = Limits()
 
 
@@ -46,7 +46,7 @@ class HeldBcrypt:
 def start() -> Iterator[Callable[..., HttpServer]]:
     servers: list[HttpServer] = []
 
-    def make(routes: Routes, web: WebConfig | None = WEB, limits: Limits = DEFAULTS) -> HttpServer:
+    def make(routes: Routes, web: WebSettings | None = WEB, limits: Limits = DEFAULTS) -> HttpServer:
         server = HttpServer("127.0.0.1", 0, routes, web, limits=limits)
         server.start()
         servers.append(server)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from acceptmon.agent.catchup import CatchUp
+from acceptmon.apps.agent.catchup import CatchUp
 from tests.support.wait import wait_for
 from tests.support.waker import CountingWaker
 

@@ -4,7 +4,7 @@ The checkpoint is one an agent wrote after reading the bundled demo log (finding
 baselines, run stats, snapshots). Each case replaces one leaf or container with a
 value of another JSON type or an absurd value (NaN, infinity, 10**30, an object), or
 deletes it. The agent must start, /metrics and /api/* must answer 200, and nothing
-may log a traceback: every field is checked where it is decoded (``acceptmon.strict``).
+may log a traceback: every field is checked where it is decoded (``acceptmon.statefiles.strict``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acceptmon.agent import Agent
-from acceptmon.agent.daemon import serve
+from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.daemon import serve
 from acceptmon.settings import load
 
 Doc = Any
@@ -58,7 +58,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Doc]:
     """The demo log and the state an agent left after reading it to the end."""
     root = tmp_path_factory.mktemp("demo")
     log = root / "server.log"
-    log.write_bytes(resources.files("acceptmon.demo.data").joinpath("demo-eagle3-incident.log").read_bytes())
+    log.write_bytes(
+        resources.files("acceptmon.apps.demo.data").joinpath("demo-eagle3-incident.log").read_bytes()
+    )
     agent = Agent(load(None, [str(log)], {"state_dir": str(root / "state")}))
     agent.open()
     while agent.step():

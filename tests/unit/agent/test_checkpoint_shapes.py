@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from acceptmon.agent import Agent
-from acceptmon.agent.daemon import _metrics
-from acceptmon.model import Run, SpecSettings
+from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.daemon import _metrics
+from acceptmon.model import Run, SpecConfig
 from acceptmon.runs.codec import SnapshotStore
 from acceptmon.settings import Settings, SourceSettings
 from acceptmon.testing import synth
@@ -191,7 +191,7 @@ def test_state_files_are_private(tmp_path: Path) -> None:
 
 
 def run(source: str, run_id: str) -> Run:
-    return Run(source, run_id, T0, 1, None, SpecSettings())
+    return Run(source, run_id, T0, 1, None, SpecConfig())
 
 
 def test_run_snapshots_are_pruned_by_count_and_age(tmp_path: Path) -> None:

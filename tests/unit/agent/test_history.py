@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from acceptmon.agent.history import HistoryFilter
+from acceptmon.apps.agent.history import HistoryFilter
 from acceptmon.model import Finding
 
 START = datetime(2026, 12, 2, 12, tzinfo=UTC)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from acceptmon.agent import Agent
-from acceptmon.agent.history import HistoryFilter
+from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.history import HistoryFilter
 from acceptmon.clock import ManualClock
 from acceptmon.detect.findings import STALLED
 from acceptmon.model import Finding, Run

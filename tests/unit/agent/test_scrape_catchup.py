@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from acceptmon.agent import Agent, daemon
-from acceptmon.agent.http import HttpServer
+from acceptmon.apps.agent import Agent, daemon
+from acceptmon.apps.agent.http import HttpServer
 from acceptmon.clock import ManualClock
 from acceptmon.detect.findings import FLOOR
 from acceptmon.settings import from_mapping

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.agent import Agent
-from acceptmon.agent.daemon import _metrics
+from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.daemon import _metrics
 from acceptmon.settings import (
     DEFAULT_MAX_EXPORTED_SOURCES,
     Settings,

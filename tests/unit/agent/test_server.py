@@ -16,8 +16,8 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from acceptmon.agent.http import HttpServer, Limits, Routes
-from acceptmon.webconfig import TlsSettings, WebConfig
+from acceptmon.apps.agent.http import HttpServer, Limits, Routes
+from acceptmon.settings.web import TlsSettings, WebSettings
 from tests.support.certs import Certs, issue, make_certs
 from tests.support.wait import wait_for
 
@@ -33,7 +33,7 @@ ROUTES: Routes = {
 def start() -> Iterator[Callable[..., HttpServer]]:
     servers: list[HttpServer] = []
 
-    def make(routes: Routes = ROUTES, web: WebConfig | None = None, **limits: float) -> HttpServer:
+    def make(routes: Routes = ROUTES, web: WebSettings | None = None, **limits: float) -> HttpServer:
         server = HttpServer("127.0.0.1", 0, routes, web, limits=Limits(**limits))  # type: ignore[arg-type]
         server.start()
         servers.append(server)
@@ -56,7 +56,7 @@ def get(port: int, path: str, auth: str | None = None) -> http.client.HTTPRespon
 def test_basic_auth_protects_all_but_healthz_and_headers_go_on_every_response(
     start: Callable[..., HttpServer],
 ) -> None:
-    web = WebConfig(users={"prom": HASH}, headers=(("X-Frame-Options", "deny"),))
+    web = WebSettings(users={"prom": HASH}, headers=(("X-Frame-Options", "deny"),))
     port = start(web=web).port
     for path in ("/metrics", "/api/runs", "/nope"):
         for auth in (None, "prom:wrong", "nobody:pw", "prom"):
@@ -158,7 +158,7 @@ def test_a_renewed_certificate_is_served_and_a_broken_one_keeps_the_old(
     live_cert, live_key = tmp_path / "live.crt", tmp_path / "live.key"
     shutil.copy(certs.server_cert, live_cert)
     shutil.copy(certs.server_key, live_key)
-    server = start(web=WebConfig(tls=TlsSettings(cert_file=str(live_cert), key_file=str(live_key))))
+    server = start(web=WebSettings(tls=TlsSettings(cert_file=str(live_cert), key_file=str(live_key))))
     first = _served_serial(server.port, certs.ca)
     issue(certs.ca, certs.ca.with_suffix(".key"), tmp_path / "renewed", "localhost", server=True)
     shutil.copy(tmp_path / "renewed.key", live_key)
@@ -166,7 +166,7 @@ def test_a_renewed_certificate_is_served_and_a_broken_one_keeps_the_old(
     renewed = _served_serial(server.port, certs.ca)
     assert renewed != first
     live_cert.write_text("-----BEGIN CERTIFICATE-----\ngarbage\n-----END CERTIFICATE-----\n")
-    with caplog.at_level(logging.ERROR, logger="acceptmon.webconfig"):
+    with caplog.at_level(logging.ERROR, logger="acceptmon.settings.web"):
         assert _served_serial(server.port, certs.ca) == renewed
         assert _served_serial(server.port, certs.ca) == renewed
     assert len([r for r in caplog.records if "keeping the old one" in r.message]) == 1
@@ -177,7 +177,7 @@ def test_plain_http_to_the_tls_port_is_refused_and_counted(
 ) -> None:
     certs = make_certs(tmp_path / "certs")
     server = start(
-        web=WebConfig(tls=TlsSettings(cert_file=str(certs.server_cert), key_file=str(certs.server_key)))
+        web=WebSettings(tls=TlsSettings(cert_file=str(certs.server_cert), key_file=str(certs.server_key)))
     )
     with pytest.raises((http.client.HTTPException, OSError)):
         get(server.port, "/metrics")

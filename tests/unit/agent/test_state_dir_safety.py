@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon import redact
-from acceptmon.agent import Agent, checkpoint
-from acceptmon.agent.daemon import _metrics
+from acceptmon.apps.agent import Agent, checkpoint
+from acceptmon.apps.agent.daemon import _metrics
 from acceptmon.clock import ManualClock
 from acceptmon.notify.store import MessageStore
 from acceptmon.settings import Settings, SourceSettings
+from acceptmon.text import redact
 from tests.unit.agent.test_checkpoint_shapes import lines_total, write_log
 
 NOBODY = 65534

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acceptmon.backfill.window import TimeWindow
+from acceptmon.apps.backfill.window import TimeWindow
 
 NOW = 2_000_000_000.0
 T = NOW - 3 * 86400

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from acceptmon.apps.dashboard import MAX_REPLY
 from acceptmon.cli import main
-from acceptmon.dashboard import MAX_REPLY
 from tests.support.grafana_server import FakeGrafana
 
 

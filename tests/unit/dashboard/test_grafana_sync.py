@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from acceptmon.apps.dashboard import UID, bundled
 from acceptmon.cli import main
-from acceptmon.dashboard import UID, bundled
 from tests.support.grafana_server import FakeGrafana
 
 

@@ -12,11 +12,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from acceptmon.detect import DetectConfig, Detector
-from acceptmon.detect.config import Floor
+from acceptmon.detect import DetectSettings, Detector
+from acceptmon.detect.settings import Floor
 from acceptmon.detect.findings import COLLAPSED, DRIFT, DROP, FLOOR, STALLED
+from acceptmon.ingest import Pipeline
 from acceptmon.model import Chunk, Record
-from acceptmon.pipeline import Pipeline
 from acceptmon.runs.batch import DecodeBatch
 from acceptmon.testing.synth import decode_line, server_args_line, shutdown
 
@@ -40,7 +40,7 @@ def _later(detector: Detector) -> datetime | None:
     return last + timedelta(minutes=10) if last is not None else None
 
 
-def _run(lines: list[str], config: DetectConfig, bulk: bool, size: int) -> tuple[str, int]:
+def _run(lines: list[str], config: DetectSettings, bulk: bool, size: int) -> tuple[str, int]:
     pipeline = Pipeline(bulk=bulk)
     detector = Detector(config)
     kinds = _Kinds()
@@ -68,7 +68,7 @@ def _steady(n: int, level: float, seed: int = 0) -> list[tuple[float, int]]:
     return [(round(level + ((i * 7 + seed) % 11 - 5) / 100, 2), 8 + (i * 5) % 40) for i in range(n)]
 
 
-def _scenarios() -> dict[str, tuple[list[str], DetectConfig]]:
+def _scenarios() -> dict[str, tuple[list[str], DetectSettings]]:
     base = _run_of(_steady(600, 2.6), T0, 1)
     later = T0 + timedelta(hours=1)
     drop = _run_of(_steady(400, 2.0, 3), later, 2)
@@ -83,15 +83,15 @@ def _scenarios() -> dict[str, tuple[list[str], DetectConfig]]:
         *(decode_line(gone + timedelta(seconds=i), 2.6, 20) for i in range(300)),
     ]
     return {
-        "drop after a restart": (base + drop, DetectConfig()),
-        "drift inside a run": (drift, DetectConfig()),
-        "collapse fires and resolves": (collapse, DetectConfig()),
-        "floor by accept len (line by line)": (base + drop, DetectConfig(floor=Floor(accept_len=2.3))),
-        "floor by rate, quiet": (base, DetectConfig(floor=Floor(accept_rate=0.2))),
-        "stall ended by a batch": (stalled, DetectConfig(stall_s=60.0)),
-        "warm-up across batches": (_run_of(_steady(120, 2.4), T0, 9, queue=3), DetectConfig()),
-        "shutdown between runs": (base + shutdown(T0 + timedelta(seconds=700)) + drop, DetectConfig()),
-        "windows smaller than a batch": (base + drop, DetectConfig(recent=20, window=50, head=40)),
+        "drop after a restart": (base + drop, DetectSettings()),
+        "drift inside a run": (drift, DetectSettings()),
+        "collapse fires and resolves": (collapse, DetectSettings()),
+        "floor by accept len (line by line)": (base + drop, DetectSettings(floor=Floor(accept_len=2.3))),
+        "floor by rate, quiet": (base, DetectSettings(floor=Floor(accept_rate=0.2))),
+        "stall ended by a batch": (stalled, DetectSettings(stall_s=60.0)),
+        "warm-up across batches": (_run_of(_steady(120, 2.4), T0, 9, queue=3), DetectSettings()),
+        "shutdown between runs": (base + shutdown(T0 + timedelta(seconds=700)) + drop, DetectSettings()),
+        "windows smaller than a batch": (base + drop, DetectSettings(recent=20, window=50, head=40)),
     }
 
 

@@ -1,22 +1,22 @@
-"""DetectConfig: defaults, parsing, and every problem reported at once."""
+"""DetectSettings: defaults, parsing, and every problem reported at once."""
 
 from __future__ import annotations
 
 import pytest
 
-from acceptmon.detect import DetectConfig, Floor
-from acceptmon.model import SpecSettings
+from acceptmon.detect import DetectSettings, Floor
+from acceptmon.model import SpecConfig
 
 
 def test_defaults_are_the_documented_ones():
-    c = DetectConfig()
+    c = DetectSettings()
     assert (c.warmup_intervals, c.min_before, c.min_after, c.alpha, c.min_drop) == (5, 20, 20, 0.001, 0.10)
     assert (c.collapse_max_len, c.stall_s) == (1.05, 120.0)
-    assert DetectConfig.from_dict({}) == c
+    assert DetectSettings.from_dict({}) == c
 
 
 def test_from_dict_reads_every_kind_of_setting():
-    c = DetectConfig.from_dict(
+    c = DetectSettings.from_dict(
         {
             "alpha": 0.01,
             "min_drop": 0.2,
@@ -51,7 +51,7 @@ def test_all_problems_are_reported_in_one_error():
         "floors": {"sources": {"gpu-a": {"accept_rate": 7}}, "hosts": {}},
     }
     with pytest.raises(ValueError) as err:
-        DetectConfig.from_dict(bad)
+        DetectSettings.from_dict(bad)
     message = str(err.value)
     for needle in (
         "detect.alpha: must be a number in (0, 1), got 1.5",
@@ -71,7 +71,7 @@ def test_all_problems_are_reported_in_one_error():
 
 def test_cross_field_problems_are_reported_together():
     with pytest.raises(ValueError) as err:
-        DetectConfig.from_dict({"min_drop": 0.05, "resolve_drop": 0.08, "recent": 10, "min_after": 30})
+        DetectSettings.from_dict({"min_drop": 0.05, "resolve_drop": 0.08, "recent": 10, "min_after": 30})
     message = str(err.value)
     assert "resolve_drop must be below min_drop" in message
     assert "min_after must be ≤ recent and ≤ head" in message
@@ -80,14 +80,14 @@ def test_cross_field_problems_are_reported_together():
 @pytest.mark.parametrize(
     ("source", "settings", "expected"),
     [
-        ("gpu-a", SpecSettings(model_path="llama"), Floor(2.0)),
-        ("gpu-b", SpecSettings(model_path="llama"), Floor(1.8)),
-        ("gpu-b", SpecSettings(model_path="qwen", draft_model_path="eagle-llama"), Floor(1.6)),
-        ("gpu-b", SpecSettings(model_path="qwen"), Floor(1.2)),
+        ("gpu-a", SpecConfig(model_path="llama"), Floor(2.0)),
+        ("gpu-b", SpecConfig(model_path="llama"), Floor(1.8)),
+        ("gpu-b", SpecConfig(model_path="qwen", draft_model_path="eagle-llama"), Floor(1.6)),
+        ("gpu-b", SpecConfig(model_path="qwen"), Floor(1.2)),
     ],
 )
 def test_floor_lookup_prefers_source_then_model_then_draft_then_default(source, settings, expected):
-    c = DetectConfig.from_dict(
+    c = DetectSettings.from_dict(
         {
             "floor": {"accept_len": 1.2},
             "floors": {

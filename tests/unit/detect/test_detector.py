@@ -9,9 +9,9 @@ from datetime import timedelta
 
 import pytest
 
-from acceptmon.detect import COLLAPSED, DROP, FLOOR, STALLED, DetectConfig, Detector
+from acceptmon.detect import COLLAPSED, DROP, FLOOR, STALLED, DetectSettings, Detector
 from acceptmon.detect.source import SourceState
-from acceptmon.model import ConfigDiff, Meta, Run, Shutdown, SpecSample, SpecSettings
+from acceptmon.model import ConfigDiff, Meta, Run, Shutdown, SpecSample, SpecConfig
 from tests.support.detect import LAYER_DIFF, LAYER_KEY, REVERT_DIFF, T0, Feed, make_run
 
 
@@ -122,7 +122,7 @@ def test_idle_intervals_do_not_count_as_collapse():
 
 
 def test_floor_per_source_fires_when_sustained():
-    cfg = DetectConfig.from_dict({"floors": {"sources": {"gpu-a": {"accept_len": 2.0}}}})
+    cfg = DetectSettings.from_dict({"floors": {"sources": {"gpu-a": {"accept_len": 2.0}}}})
     det = Detector(cfg)
     feed = Feed(det)
     det.observe_run_start(make_run("A"))
@@ -196,7 +196,7 @@ def test_vllm_spec_lines_are_judged_the_same_way():
 
 
 def test_state_stays_bounded_on_a_long_run():
-    cfg = DetectConfig(window=200, recent=50, head=100)
+    cfg = DetectSettings(window=200, recent=50, head=100)
     state = SourceState("gpu-a", cfg)
     det = Detector(cfg)
     feed = Feed(det)
@@ -230,7 +230,7 @@ def test_a_run_that_recovers_by_itself_resolves_its_drop():
 
 
 def test_warm_up_lasts_until_the_start_up_queue_has_drained():
-    cfg = DetectConfig(warmup_intervals=5, warmup_max_intervals=30)
+    cfg = DetectSettings(warmup_intervals=5, warmup_max_intervals=30)
     det = Detector(cfg)
     feed = Feed(det)
     det.observe_run_start(make_run("A"))
@@ -245,7 +245,7 @@ def test_warm_up_lasts_until_the_start_up_queue_has_drained():
 
 
 def test_a_permanent_queue_ends_the_warm_up_at_its_cap():
-    det = Detector(DetectConfig(warmup_intervals=5, warmup_max_intervals=30))
+    det = Detector(DetectSettings(warmup_intervals=5, warmup_max_intervals=30))
     feed = Feed(det)
     det.observe_run_start(make_run("A"))
     for _ in range(40):
@@ -254,10 +254,10 @@ def test_a_permanent_queue_ends_the_warm_up_at_its_cap():
 
 
 def test_a_floor_breach_ends_when_the_new_run_has_no_floor():
-    cfg = DetectConfig.from_dict({"floors": {"models": {"llama": {"accept_len": 2.0}}}})
+    cfg = DetectSettings.from_dict({"floors": {"models": {"llama": {"accept_len": 2.0}}}})
     det = Detector(cfg)
     feed = Feed(det)
-    llama = replace(make_run("A"), settings=SpecSettings(num_steps=3, model_path="llama"))
+    llama = replace(make_run("A"), spec=SpecConfig(num_steps=3, model_path="llama"))
     det.observe_run_start(llama)
     (f,) = feed.decode(1.7, 20, sd=0.05)
     assert (f.rule, f.active) == (FLOOR, True)
@@ -282,8 +282,8 @@ def test_evaluating_one_source_leaves_the_others_as_they_were():
 # -- issue 12: quiet servers, draft-length changes, workload swings ---------------------------
 
 
-def _chain(k: int, topk: int = 1) -> SpecSettings:
-    return SpecSettings(algorithm="EAGLE3", num_steps=k, eagle_topk=topk, num_draft_tokens=k + 1)
+def _chain(k: int, topk: int = 1) -> SpecConfig:
+    return SpecConfig(algorithm="EAGLE3", num_steps=k, eagle_topk=topk, num_draft_tokens=k + 1)
 
 
 def _steps_run(rid: str, k: int, prev: str | None, topk: int = 1) -> Run:
@@ -298,7 +298,7 @@ def _alpha_len(alpha: float, k: int) -> float:
 def test_a_quiet_server_is_judged_on_a_baseline_older_than_baseline_s():
     """A line every 3 minutes, one request at a time: 30 minutes hold 10 intervals, too few to test."""
     for keep, fires in ((200, True), (0, False)):
-        det = Detector(DetectConfig(baseline_min=keep))
+        det = Detector(DetectSettings(baseline_min=keep))
         feed = Feed(det, step=180.0, seed=2)
         det.observe_run_start(make_run("A"))
         feed.decode(2.6, 150, running=1, sd=0.35)
@@ -367,7 +367,7 @@ def test_a_plain_restart_is_judged_against_the_range_the_baseline_sustained(
     diff: ConfigDiff, swing_block: int, fires: bool
 ) -> None:
     """The new run starts on a low (−26% against the last window's high): the old run showed as much."""
-    det = Detector(DetectConfig(swing_block=swing_block))
+    det = Detector(DetectSettings(swing_block=swing_block))
     feed = Feed(det, seed=8)
     _swinging_run(feed, det)
     det.observe_run_start(make_run("B", "A", diff))

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from acceptmon.detect.findings import NO_CHANGE, without_secrets
+from acceptmon.ingest import Pipeline
+from acceptmon.ingest.findings import FindingLog
 from acceptmon.model import Chunk, ConfigDiff
-from acceptmon.oneshot import FindingLog
-from acceptmon.pipeline import Pipeline
-from acceptmon.redact import redact_args
 from acceptmon.runs import diff, snapshot
 from acceptmon.testing import synth
+from acceptmon.text.redact import redact_args
 
 TOKEN = "hf_PLANTEDoverrideTok1"
 

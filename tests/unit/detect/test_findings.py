@@ -8,7 +8,7 @@ import pytest
 
 from acceptmon.detect.compare import Comparison, Level
 from acceptmon.detect.findings import DROP, NO_CHANGE, Book, change_key, compose, drop_finding, source_key
-from acceptmon.model import ConfigDiff, Finding, Run, SpecSettings
+from acceptmon.model import ConfigDiff, Finding, Run, SpecConfig
 
 K = "draft.eagle_config.eagle_aux_hidden_state_layer_ids"
 
@@ -59,7 +59,7 @@ def _cmp(before: float, after: float) -> Comparison:
 
 
 def _run(rid: str, prev: str | None = None) -> Run:
-    return Run("gpu-a", rid, None, 0, None, SpecSettings(num_steps=3, num_draft_tokens=4), prev)
+    return Run("gpu-a", rid, None, 0, None, SpecConfig(num_steps=3, num_draft_tokens=4), prev)
 
 
 def test_drop_finding_names_the_changed_key_and_the_numbers():
@@ -112,14 +112,14 @@ def test_source_keys():
 
 
 def test_pending_diffs_stay_bounded_in_a_crash_loop() -> None:
-    from acceptmon.detect.config import DetectConfig
+    from acceptmon.detect.settings import DetectSettings
     from acceptmon.detect.source import MAX_PENDING, SourceState
-    from acceptmon.model import ConfigDiff, Run, SpecSettings
+    from acceptmon.model import ConfigDiff, Run, SpecConfig
 
-    state = SourceState("s", DetectConfig())
+    state = SourceState("s", DetectSettings())
     for i in range(200):
         diff = ConfigDiff(changed=(("args.x", i, i + 1),))
-        state.start_run(Run("s", f"r{i + 2}", None, i, None, SpecSettings(), f"r{i + 1}", diff))
+        state.start_run(Run("s", f"r{i + 2}", None, i, None, SpecConfig(), f"r{i + 1}", diff))
     assert len(state.pending) <= MAX_PENDING + 1
     from acceptmon.detect.findings import compose
 

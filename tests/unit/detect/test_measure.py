@@ -13,11 +13,11 @@ from acceptmon.detect.measure import (
     per_token,
     to_per_token,
 )
-from acceptmon.model import SpecSettings
+from acceptmon.model import SpecConfig
 
 
-def chain(k: int, topk: int = 1) -> SpecSettings:
-    return SpecSettings(algorithm="EAGLE3", num_steps=k, eagle_topk=topk, num_draft_tokens=k + 1)
+def chain(k: int, topk: int = 1) -> SpecConfig:
+    return SpecConfig(algorithm="EAGLE3", num_steps=k, eagle_topk=topk, num_draft_tokens=k + 1)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 7])
@@ -64,5 +64,5 @@ def test_a_tree_draft_makes_the_two_incomparable() -> None:
 
 
 def test_an_unknown_draft_length_falls_back_to_accept_len() -> None:
-    m = choose(SpecSettings(algorithm="EAGLE3"), chain(3))
+    m = choose(SpecConfig(algorithm="EAGLE3"), chain(3))
     assert m.name == ACCEPT_LEN and "unknown" in m.note

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from acceptmon.detect import COLLAPSED, DRIFT, DROP, FLOOR, STALLED, DetectConfig, Detector
+from acceptmon.detect import COLLAPSED, DRIFT, DROP, FLOOR, STALLED, DetectSettings, Detector
 from acceptmon.detect.persist import decode_times, dump_finding, encode_times, load_finding
 from acceptmon.detect.series import Sliding
 from acceptmon.model import ConfigDiff, DecodeSample, Finding, Meta, Record, Run, SpecSample
 from tests.support.detect import LAYER_DIFF, REVERT_DIFF, T0, Feed, make_run
 
 
-def restarted(det: Detector, config: DetectConfig | None = None, current: tuple[Run, ...] = ()) -> Detector:
+def restarted(det: Detector, config: DetectSettings | None = None, current: tuple[Run, ...] = ()) -> Detector:
     """A new detector from ``det``'s checkpoint, through JSON as the agent saves it."""
     fresh = Detector(config or det.config)
     fresh.restore(json.loads(json.dumps(det.checkpoint())), current)
@@ -173,7 +173,7 @@ def replay(
     return det, out
 
 
-CONFIG = DetectConfig.from_dict({"floors": {"sources": {"gpu-a": {"accept_len": 1.8}}}})
+CONFIG = DetectSettings.from_dict({"floors": {"sources": {"gpu-a": {"accept_len": 1.8}}}})
 
 
 def test_the_incident_exercises_every_rule():
@@ -232,7 +232,7 @@ def test_corrupt_values_deep_inside_are_caught_too(caplog):
 def test_other_load_buckets_make_the_state_useless(caplog):
     det = Detector()
     Feed(det).after_change(1.57, 60)
-    again = restarted(det, DetectConfig(load_buckets=(2, 8, 32)))
+    again = restarted(det, DetectSettings(load_buckets=(2, 8, 32)))
     assert again.findings() == []
     assert "load buckets" in caplog.text
 
@@ -242,7 +242,7 @@ def test_smaller_windows_keep_the_newest_intervals():
     feed = Feed(det, step=0.5)
     det.observe_run_start(make_run("A"))
     feed.decode(2.4, 2500)
-    again = restarted(det, DetectConfig(window=500, recent=50))
+    again = restarted(det, DetectSettings(window=500, recent=50))
     assert again.status("gpu-a") == det.status("gpu-a")
     state = saved(again)["sources"]["gpu-a"]["current"]
     assert (len(state["tail"]["v"]), len(state["recent"]["v"])) == (500, 50)

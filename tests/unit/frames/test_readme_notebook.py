@@ -31,6 +31,6 @@ def test_the_agent_does_not_import_pandas() -> None:
     import subprocess
     import sys
 
-    code = "import sys, acceptmon.agent.daemon, acceptmon.cli; print('pandas' in sys.modules, 'matplotlib' in sys.modules)"
+    code = "import sys, acceptmon.apps.agent.daemon, acceptmon.cli; print('pandas' in sys.modules, 'matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]

@@ -6,9 +6,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from acceptmon.ingest import Pipeline
 from acceptmon.metrics.collect import render
 from acceptmon.model import Chunk
-from acceptmon.pipeline import Pipeline
 from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 30, 12, 0, 0)

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from acceptmon.ingest import Pipeline
 from acceptmon.metrics.collect import render
 from acceptmon.metrics.store import MAX_DP_RANKS
 from acceptmon.model import Chunk
-from acceptmon.pipeline import Pipeline
 from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 30, 12, 0, 0)

@@ -9,14 +9,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from acceptmon.detect import Detector
+from acceptmon.ingest import Pipeline
+from acceptmon.ingest.findings import FindingLog
 from acceptmon.labels import SourceIdentity, label_problems
 from acceptmon.model import Finding
 from acceptmon.notify.blockkit import validate_blocks
-from acceptmon.notify.config import Links
+from acceptmon.notify.settings import Links
 from acceptmon.notify.slack import build_slack_message
 from acceptmon.notify.webhook import build_webhook_payload
-from acceptmon.oneshot import FindingLog
-from acceptmon.pipeline import Pipeline
 from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 30, 9, 0, 0)

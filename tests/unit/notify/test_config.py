@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from acceptmon.notify.config import NotifyConfigError, parse_notify_config
+from acceptmon.notify.settings import NotifySettingsError, parse_notify_settings
 from acceptmon.notify.secret import Secret, scrub
 from acceptmon.notify.urls import check_notify_config, load_url
 
@@ -22,15 +22,15 @@ def slack(**extra: object) -> dict[str, Any]:
 
 
 def test_defaults() -> None:
-    cfg = parse_notify_config(slack())
+    cfg = parse_notify_settings(slack())
     assert cfg.slack is not None and cfg.webhook is None
     assert (cfg.slack.min_interval_s, cfg.slack.renotify_s, cfg.slack.max_queue) == (1.0, 14400.0, 1000)
     assert cfg.slack.allow_insecure_localhost is False
-    assert parse_notify_config(None).channels() == []
+    assert parse_notify_settings(None).channels() == []
 
 
 def test_full_section() -> None:
-    cfg = parse_notify_config(
+    cfg = parse_notify_settings(
         {
             "state_dir": "/var/lib/acceptmon/notify",
             "slack": {
@@ -72,8 +72,8 @@ def test_full_section() -> None:
     ],
 )
 def test_structural_problems(section: object, problem: str) -> None:
-    with pytest.raises(NotifyConfigError) as err:
-        parse_notify_config(section)
+    with pytest.raises(NotifySettingsError) as err:
+        parse_notify_settings(section)
     assert any(problem in p for p in err.value.problems), err.value.problems
 
 
@@ -115,14 +115,14 @@ def test_generic_webhook_accepts_any_https_host() -> None:
 def test_url_from_file(tmp_path: Path) -> None:
     path = tmp_path / "slack-webhook"
     path.write_text(SLACK_URL + "\n")
-    channel = parse_notify_config({"slack": {"webhook_url_file": str(path)}}).slack
+    channel = parse_notify_settings({"slack": {"webhook_url_file": str(path)}}).slack
     assert channel is not None
     assert load_url(channel, env={}).reveal() == SLACK_URL
     path.write_bytes(b"\xff\xfe")
-    with pytest.raises(NotifyConfigError, match="not UTF-8"):
+    with pytest.raises(NotifySettingsError, match="not UTF-8"):
         load_url(channel, env={})
     path.unlink()
-    with pytest.raises(NotifyConfigError) as err:
+    with pytest.raises(NotifySettingsError) as err:
         load_url(channel, env={})
     assert err.value.problems == [
         f"slack webhook URL from file {path}: cannot read the file (No such file or directory)"

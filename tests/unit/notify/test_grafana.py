@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from acceptmon.clock import ManualClock
-from acceptmon.model import ConfigDiff, Run, SpecSettings
-from acceptmon.notify import build_notifier, parse_notify_config
-from acceptmon.notify.config import NotifyConfigError
+from acceptmon.model import ConfigDiff, Run, SpecConfig
+from acceptmon.notify import build_notifier, parse_notify_settings
+from acceptmon.notify.settings import NotifySettingsError
 from acceptmon.notify.notifier import Notifier
 from tests.support.grafana_server import FakeGrafana
 from tests.support.wait import wait_for
@@ -27,7 +27,7 @@ RUN = Run(
     started=datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
     started_lineno=1,
     config=None,
-    settings=SpecSettings("EAGLE3", 3, 1, 4),
+    spec=SpecConfig("EAGLE3", 3, 1, 4),
     previous_run_id="r1",
     diff=ConfigDiff(
         changed=(("draft.eagle_config.eagle_aux_hidden_state_layer_ids", [2, 30, 58], [-1, 2, 30]),)
@@ -43,7 +43,7 @@ def grafana() -> Iterator[FakeGrafana]:
 
 def notifier(tmp_path: Path, g: FakeGrafana, clock: ManualClock, **extra: object) -> Notifier:
     section = {"grafana": {"url": g.url, "token_env": "GF_TOKEN", "allow_insecure_localhost": True, **extra}}
-    return build_notifier(parse_notify_config(section), tmp_path, clock, {"GF_TOKEN": g.state.token})
+    return build_notifier(parse_notify_settings(section), tmp_path, clock, {"GF_TOKEN": g.state.token})
 
 
 def drain(n: Notifier, clock: ManualClock) -> None:
@@ -99,12 +99,12 @@ def test_the_token_never_appears_in_logs_or_state(
 
 
 def test_grafana_settings_are_checked() -> None:
-    with pytest.raises(NotifyConfigError) as err:
-        parse_notify_config({"grafana": {"token_env": "X"}})
+    with pytest.raises(NotifySettingsError) as err:
+        parse_notify_settings({"grafana": {"token_env": "X"}})
     assert "notify.grafana.url: required" in str(err.value)
-    with pytest.raises(NotifyConfigError) as err:
+    with pytest.raises(NotifySettingsError) as err:
         build_notifier(
-            parse_notify_config({"grafana": {"url": "http://grafana.internal", "token_env": "X"}}),
+            parse_notify_settings({"grafana": {"url": "http://grafana.internal", "token_env": "X"}}),
             Path("/nonexistent"),
             ManualClock(0.0),
             {"X": "tok"},
@@ -117,7 +117,7 @@ def test_the_agent_annotates_run_starts_and_findings(
 ) -> None:
     from datetime import timedelta
 
-    from acceptmon.agent import Agent
+    from acceptmon.apps.agent import Agent
     from acceptmon.settings import from_mapping
     from acceptmon.testing import synth
 

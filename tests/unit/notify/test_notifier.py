@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from acceptmon.clock import ManualClock
-from acceptmon.notify import build_notifier, parse_notify_config, send_test_message, validate_blocks
-from acceptmon.notify.config import NotifyConfigError
+from acceptmon.notify import build_notifier, parse_notify_settings, send_test_message, validate_blocks
+from acceptmon.notify.settings import NotifySettingsError
 from acceptmon.notify.notifier import RENDERERS
 from acceptmon.notify.secret import Secret
 from acceptmon.notify.transport import Response
@@ -48,7 +48,7 @@ class FakeTransports:
 
 def test_findings_fan_out_to_every_channel(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     clock, fake = ManualClock(1_700_000_000.0), FakeTransports()
-    notifier = build_notifier(parse_notify_config(SECTION), tmp_path, clock, ENV, fake)
+    notifier = build_notifier(parse_notify_settings(SECTION), tmp_path, clock, ENV, fake)
     with caplog.at_level(logging.DEBUG):
         notifier.notify(finding())
         notifier.notify(finding())  # the detector re-emits: deduped
@@ -75,7 +75,7 @@ def test_rendering_bug_is_counted_not_raised(
 
     monkeypatch.setitem(RENDERERS, "slack", boom)
     clock, fake = ManualClock(), FakeTransports()
-    notifier = build_notifier(parse_notify_config(SECTION), tmp_path, clock, ENV, fake)
+    notifier = build_notifier(parse_notify_settings(SECTION), tmp_path, clock, ENV, fake)
     notifier.notify(finding())
     notifier.notify(replace(finding(), key="other"))
     assert {s.notifier: s.count("dropped") for s in notifier.stats()} == {"slack": 2, "webhook": 0}
@@ -85,12 +85,12 @@ def test_rendering_bug_is_counted_not_raised(
 
 def test_build_reports_every_problem_without_urls(tmp_path: Path) -> None:
     bad_env = {"SLACK_URL": "http://example.com/services/x/y/tOkEnSeCrEt123"}
-    with pytest.raises(NotifyConfigError) as err:
-        build_notifier(parse_notify_config(SECTION), tmp_path, ManualClock(), bad_env)
+    with pytest.raises(NotifySettingsError) as err:
+        build_notifier(parse_notify_settings(SECTION), tmp_path, ManualClock(), bad_env)
     assert len(err.value.problems) == 2
     assert "tOkEnSeCrEt" not in str(err.value)
-    with pytest.raises(NotifyConfigError, match="state directory is needed"):
-        build_notifier(parse_notify_config(SECTION), None, ManualClock(), ENV)
+    with pytest.raises(NotifySettingsError, match="state directory is needed"):
+        build_notifier(parse_notify_settings(SECTION), None, ManualClock(), ENV)
 
 
 @pytest.mark.parametrize(
@@ -107,7 +107,7 @@ def test_build_reports_every_problem_without_urls(tmp_path: Path) -> None:
 def test_notify_test_verdicts(answer: Response, ok: bool, phrase: str) -> None:
     fake = FakeTransports()
     fake.answer = answer
-    config = parse_notify_config({"slack": SECTION["slack"]})
+    config = parse_notify_settings({"slack": SECTION["slack"]})
     result = send_test_message(config, ENV, ManualClock(), fake)
     assert result[0] is ok and phrase in result[1], result
     assert "tOkEnSeCrEt" not in result[1]
@@ -115,9 +115,9 @@ def test_notify_test_verdicts(answer: Response, ok: bool, phrase: str) -> None:
 
 
 def test_notify_test_without_configuration() -> None:
-    assert send_test_message(parse_notify_config(None), {}) == (
+    assert send_test_message(parse_notify_settings(None), {}) == (
         False,
         "no notifiers configured under notify: (slack or webhook)",
     )
-    ok, message = send_test_message(parse_notify_config(SECTION), {})
+    ok, message = send_test_message(parse_notify_settings(SECTION), {})
     assert not ok and "SLACK_URL" in message and "HOOK_URL" in message

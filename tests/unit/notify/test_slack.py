@@ -12,7 +12,7 @@ import pytest
 
 from acceptmon.model import ConfigDiff, Finding
 from acceptmon.notify.blockkit import validate_blocks
-from acceptmon.notify.config import Links
+from acceptmon.notify.settings import Links
 from acceptmon.notify.slack import build_slack_message
 
 NOW = 1_700_000_000.0

@@ -10,7 +10,7 @@ from email.utils import format_datetime
 import pytest
 
 from acceptmon.model import ConfigDiff
-from acceptmon.notify.config import Links
+from acceptmon.notify.settings import Links
 from acceptmon.notify.secret import Secret
 from acceptmon.notify.transport import HttpTransport, Response, classify, parse_retry_after
 from acceptmon.notify.webhook import build_webhook_payload

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from acceptmon.apps.oneshot import JsonlWriter
 from acceptmon.detect import Detector
+from acceptmon.ingest import Pipeline
+from acceptmon.ingest.findings import FindingLog
 from acceptmon.metrics.collect import render
 from acceptmon.model import Record
-from acceptmon.oneshot import FindingLog, JsonlWriter, read_chunks
-from acceptmon.pipeline import Pipeline
 from acceptmon.runs.batch import DecodeBatch
+from acceptmon.sources.lines import read_chunks
 from tests.conftest import ROOT, SAMPLES
 
 ENGINES = ("llamacpp", "lmdeploy", "sglang-next", "vllm-json")

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from acceptmon.agent import Agent, daemon
-from acceptmon.agent.health import healthz
-from acceptmon.agent.http import HttpError, json_route
+from acceptmon.apps.agent import Agent, daemon
+from acceptmon.apps.agent.health import healthz
+from acceptmon.apps.agent.http import HttpError, json_route
+from acceptmon.ingest import Pipeline
 from acceptmon.metrics.collect import render
 from acceptmon.model import ParseError, ServerStart
 from acceptmon.notify.payload import finding_json
 from acceptmon.parse.line import LineParser
 from acceptmon.parse.server_args import MAX_ARGS_CHARS, parse_args
-from acceptmon.pipeline import Pipeline
 from acceptmon.settings import load
 from acceptmon.testing.synth import decode_line, server_args_line
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pytest
 
-from acceptmon import fastpath
+from acceptmon.ingest import bulk as fastpath
 from acceptmon.parse import layouts, line, llamacpp, prefix, server_args, sglang, vllm
 from acceptmon.testing.synth import decode_line
 

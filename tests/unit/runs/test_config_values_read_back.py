@@ -1,5 +1,5 @@
 """Config files may hold values strict JSON cannot (NaN, Infinity, YAML dates): stored as strings,
-so a checkpoint holding them reads back by ``acceptmon.strict``'s rule instead of being discarded."""
+so a checkpoint holding them reads back by ``acceptmon.statefiles.strict``'s rule instead of being discarded."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from acceptmon.model import ConfigSnapshot
 from acceptmon.runs.draft_config import parse_config
 from acceptmon.runs.watched_files import read_content
-from acceptmon.strict import check
+from acceptmon.statefiles.strict import check
 
 
 def test_non_finite_numbers_in_a_draft_config_become_their_names() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.agent import Agent
-from acceptmon.agent.daemon import _metrics
+from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.daemon import _metrics
 from acceptmon.runs.draft_config import candidates, read_draft_config
 from acceptmon.settings import from_mapping
 from acceptmon.testing import synth
@@ -107,7 +107,7 @@ def test_a_log_without_its_start_line(
         assert run is not None
         if declared:
             assert not warned and 'acceptmon_run_settings_unknown{source="gpu"} 0.0' in metrics
-            assert run.settings.slots == 3  # (2.5 - 1) / 3 = 50% per token
+            assert run.spec.slots == 3  # (2.5 - 1) / 3 = 50% per token
             assert 'acceptmon_spec_accept_rate{engine="sglang",source="gpu"} 0.5' in metrics
         else:
             assert len(warned) == 1 and 'acceptmon_run_settings_unknown{source="gpu"} 1.0' in metrics

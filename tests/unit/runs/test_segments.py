@@ -8,12 +8,12 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from acceptmon.ingest import Pipeline
 from acceptmon.model import Chunk, Meta, RuntimeChange, SpecParamsUpdate
-from acceptmon.oneshot import read_chunks
-from acceptmon.pipeline import Pipeline
 from acceptmon.runs import RunTracker
 from acceptmon.runs.codec import run_from_dict, run_to_dict
 from acceptmon.runs.summary import describe_change
+from acceptmon.sources.lines import read_chunks
 from acceptmon.testing import changes, synth
 from tests.conftest import ROOT
 from tests.unit.parse.test_fast_path_parity import _consumers
@@ -76,7 +76,7 @@ def test_a_context_override_changes_the_snapshot_and_the_settings() -> None:
         ("args.speculative_accept_threshold_single", 1.0, 0.5),
     )
     assert runs[1].reason == "set speculative_accept_threshold_single"
-    assert (runs[2].settings.num_steps, runs[2].settings.slots) == (5, 5)
+    assert (runs[2].spec.num_steps, runs[2].spec.slots) == (5, 5)
 
 
 def test_global_server_args_take_only_the_keys_of_the_start_line() -> None:
@@ -97,7 +97,7 @@ def test_adaptive_steps_open_a_segment_with_the_new_draft_length() -> None:
     )
     runs = _feed(_sglang(line)).tracker.runs("s")
     assert [r.kind for r in runs] == ["start", "spec_params"]
-    assert runs[1].reason == "steps 3 -> 1" and runs[1].settings.slots == 1
+    assert runs[1].reason == "steps 3 -> 1" and runs[1].spec.slots == 1
     assert runs[1].diff is not None and set(runs[1].diff.keys()) == {
         "args.speculative_num_steps",
         "args.speculative_num_draft_tokens",
@@ -143,11 +143,11 @@ def test_vllm_start_lines_open_runs_with_their_speculative_settings() -> None:
     ]
     p = _feed(lines)
     v1, v0 = p.tracker.runs("s")
-    assert (v1.settings.algorithm, v1.settings.slots) == ("eagle3", 3)
-    assert v1.settings.draft_model_path == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+    assert (v1.spec.algorithm, v1.spec.slots) == ("eagle3", 3)
+    assert v1.spec.draft_model_path == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
     assert "sk-live" not in json.dumps(run_to_dict(v1)) and "<redacted:" in json.dumps(run_to_dict(v1))
-    assert (v0.settings.algorithm, v0.settings.slots) == ("draft_model", 5)
-    assert v0.settings.model_path == "meta-llama/Meta-Llama-3-8B-Instruct"
+    assert (v0.spec.algorithm, v0.spec.slots) == ("draft_model", 5)
+    assert v0.spec.model_path == "meta-llama/Meta-Llama-3-8B-Instruct"
     assert v0.config is not None and v0.config.server_args["vllm_version"] == "0.6.3"
     assert v0.config.server_args["dtype"] == "torch.bfloat16"
     assert p.store.stats("s").counters["server_starts"] == 2
@@ -167,7 +167,7 @@ def test_the_agents_small_chunks_find_what_oneshot_finds(case: str, chunk_lines:
 def test_a_vllm_drop_finding_names_the_positions_that_fell() -> None:
     data = (GOLDEN / "vllm-config-change" / "input.log").read_bytes()
     p = Pipeline(year=2026)
-    from acceptmon.oneshot import FindingLog
+    from acceptmon.ingest.findings import FindingLog
 
     log = FindingLog(p)
     for chunk, _ in read_chunks("s", io.BytesIO(data)):

@@ -15,7 +15,7 @@ from acceptmon.cli import main
 from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 30, 9, 0, 0)
-DEMO = Path(__file__).resolve().parents[3] / "acceptmon" / "demo" / "data" / "demo-eagle3-incident.log"
+DEMO = Path(__file__).resolve().parents[3] / "acceptmon" / "apps" / "demo" / "data" / "demo-eagle3-incident.log"
 
 
 def run_lines(start: datetime, level: float, seed: int, **args: object) -> list[str]:
@@ -99,8 +99,8 @@ def test_saved_draft_configs_name_the_changed_key_on_the_demo_log(
 
 def test_run_stats_survive_a_checkpoint_round_trip(tmp_path: Path) -> None:
     from acceptmon.detect.runstats import RunTable
-    from acceptmon.runsview.inputs import expand
-    from acceptmon.runsview.read import collect
+    from acceptmon.ingest.read import collect
+    from acceptmon.sources.files import expand
 
     pattern = rotated_pair(tmp_path, 1.57)
     pipeline, table, _ = collect(expand(str(pattern)), UTC)

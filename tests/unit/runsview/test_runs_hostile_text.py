@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from acceptmon.apps.runs.live import view
 from acceptmon.cli import main
-from acceptmon.runsview.inputs import Log
-from acceptmon.runsview.live import view
-from acceptmon.runsview.read import collect
-from acceptmon.terminal import printable, printable_lines
+from acceptmon.ingest.read import collect
+from acceptmon.sources.files import Log
+from acceptmon.text.printable import printable, printable_lines
 from tests.support.hostile_text import UNSAFE, hostile_log
 
 

@@ -6,7 +6,7 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from acceptmon.agent import Agent
+from acceptmon.apps.agent import Agent
 from acceptmon.settings import Settings, SourceSettings
 from acceptmon.testing import synth
 

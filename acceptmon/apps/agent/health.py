@@ -1,0 +1,158 @@
+"""Metric families for the live agent: sources, checkpoints, reloads, findings, notifications,
+HTTP; and the /healthz verdict."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from prometheus_client.core import Metric
+
+from acceptmon.apps.agent.http import HttpError
+from acceptmon.metrics.collect import BY_NAME, family
+from acceptmon.model import Finding
+from acceptmon.sources.base import SourceHealth
+
+
+def healthz(
+    last_progress: float, pending: bool, stall_after: float, now: float | None = None
+) -> tuple[str, bytes]:
+    """``ok``, or 503 when lines wait and ingestion has not advanced for ``stall_after`` s.
+
+    Takes no agent lock: a stuck ingestion holds it, and this is how it shows.
+    """
+    idle = (time.monotonic() if now is None else now) - last_progress
+    if pending and idle > stall_after:
+        raise HttpError(503, f"ingestion stalled: no progress for {idle:.0f} s while lines are pending\n")
+    return "text/plain", b"ok\n"
+
+
+def _fam(name: str) -> Any:
+    return family(BY_NAME[name])
+
+
+def source_metrics(health: Mapping[str, SourceHealth]) -> Iterator[Metric]:
+    names = sorted(health)
+    simple = (
+        ("acceptmon_source_up", lambda h: 1.0 if h.up else 0.0),
+        ("acceptmon_source_read_bytes", lambda h: h.bytes_read),
+        ("acceptmon_source_rotations", lambda h: h.rotations),
+        ("acceptmon_source_truncations", lambda h: h.truncations),
+        ("acceptmon_source_lag_bytes", lambda h: h.lag_bytes),
+        ("acceptmon_source_open_files", lambda h: h.open_files),
+    )
+    for metric, value in simple:
+        fam = _fam(metric)
+        for name in names:
+            fam.add_metric([name], float(value(health[name])))
+        yield fam
+    errors = _fam("acceptmon_source_errors")
+    for name in names:
+        for kind, count in sorted(health[name].errors):
+            errors.add_metric([name, kind], float(count))
+    yield errors
+
+
+def checkpoint_metrics(
+    age: float | None, errors: int, discarded: int = 0, symlinks: int = 0
+) -> Iterator[Metric]:
+    age_fam = _fam("acceptmon_checkpoint_age_seconds")
+    if age is not None:
+        age_fam.add_metric([], age)
+    yield age_fam
+    err = _fam("acceptmon_checkpoint_errors")
+    err.add_metric([], float(errors))
+    yield err
+    bad = _fam("acceptmon_checkpoint_discarded")
+    bad.add_metric([], float(discarded))
+    yield bad
+    links = _fam("acceptmon_state_symlinks_refused")
+    links.add_metric([], float(symlinks))
+    yield links
+
+
+def draft_metrics(missing: Mapping[str, bool]) -> Iterator[Metric]:
+    """Which sources run with a draft config acceptmon could not read."""
+    fam = _fam("acceptmon_draft_config_missing")
+    for source, gone in sorted(missing.items()):
+        fam.add_metric([source], 1.0 if gone else 0.0)
+    yield fam
+
+
+def settings_metrics(unknown: Mapping[str, bool]) -> Iterator[Metric]:
+    """Which sources run without known speculative settings."""
+    fam = _fam("acceptmon_run_settings_unknown")
+    for source, flag in sorted(unknown.items()):
+        fam.add_metric([source], 1.0 if flag else 0.0)
+    yield fam
+
+
+def budget_metrics(over: int, lines: float) -> Iterator[Metric]:
+    """Sources beyond the series budget (``metrics/budget.py``) and the lines they read."""
+    sources = _fam("acceptmon_sources_over_budget")
+    sources.add_metric([], float(over))
+    read = _fam("acceptmon_sources_over_budget_lines")
+    read.add_metric([], lines)
+    yield from (sources, read)
+
+
+def reload_metrics(ok: bool, at: float) -> Iterator[Metric]:
+    """Whether the last settings (re)load took, and when one last did (as Prometheus does)."""
+    success = _fam("acceptmon_config_last_reload_successful")
+    success.add_metric([], 1.0 if ok else 0.0)
+    stamp = _fam("acceptmon_config_last_reload_success_timestamp_seconds")
+    stamp.add_metric([], at)
+    yield from (success, stamp)
+
+
+def finding_metrics(
+    findings: list[Finding],
+    raised: Mapping[tuple[str, str, str], int],
+    hosts: Mapping[str, str] | None = None,
+    engines: Mapping[str, str] | None = None,
+) -> Iterator[Metric]:
+    """``hosts`` and ``engines`` map a source to its host and inference server (the ``host``
+    and ``engine`` labels of ``acceptmon_finding_active``)."""
+    hosts, engines = hosts or {}, engines or {}
+    active = _fam("acceptmon_finding_active")
+    firing: dict[tuple[str, str, str], float] = dict.fromkeys(raised, 0.0)
+    for f in findings:
+        key: tuple[str, str, str] = (f.rule, f.source, str(f.severity))
+        firing[key] = max(firing.get(key, 0.0), 1.0 if f.active else 0.0)
+    for key in sorted(firing):
+        active.add_metric([*key, hosts.get(key[1], ""), engines.get(key[1], "")], firing[key])
+    yield active
+    total = _fam("acceptmon_findings")
+    for key in sorted(raised):
+        total.add_metric(list(key), float(raised[key]))
+    yield total
+
+
+def notify_metrics(stats: list[Any], outcomes: tuple[str, ...]) -> Iterator[Metric]:
+    sent, depth, oldest = (
+        _fam("acceptmon_notifications"),
+        _fam("acceptmon_notify_queue_depth"),
+        _fam("acceptmon_notify_oldest_pending_seconds"),
+    )
+    for q in stats:
+        for outcome in outcomes:
+            sent.add_metric([q.notifier, outcome], float(q.count(outcome)))
+        depth.add_metric([q.notifier], float(q.depth))
+        oldest.add_metric([q.notifier], float(q.oldest_pending_s or 0.0))
+    yield from (sent, depth, oldest)
+
+
+def http_metrics(
+    rejected: Mapping[str, int], open_connections: int, tls_reload_errors: int = 0
+) -> Iterator[Metric]:
+    fam = _fam("acceptmon_http_connections_rejected")
+    for reason in sorted(rejected):
+        fam.add_metric([reason], float(rejected[reason]))
+    yield fam
+    gauge = _fam("acceptmon_http_open_connections")
+    gauge.add_metric([], float(open_connections))
+    yield gauge
+    tls = _fam("acceptmon_tls_reload_errors")
+    tls.add_metric([], float(tls_reload_errors))
+    yield tls

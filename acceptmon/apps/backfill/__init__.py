@@ -1,0 +1,217 @@
+"""``acceptmon backfill SOURCE… --out DIR``: old logs as Prometheus history.
+
+The incident this project exists for sat at ~19% for days before anyone
+looked; backfill puts those days into Prometheus. Each SOURCE is read once
+through the agent's pipeline; every ``--step`` seconds of each log's own time
+the log-derived metrics (the same names and labels the agent serves) are
+recorded with that time, written as OpenMetrics (``DIR/acceptmon.om``), and
+turned into TSDB blocks by ``promtool tsdb create-blocks-from openmetrics``
+(``DIR/blocks``), ready to copy into Prometheus's data directory. Samples get
+the ``job`` and ``instance`` labels the agent's scrape would add, so history and
+live data are one series.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any
+
+from acceptmon.apps.backfill.openmetrics import Recorder
+from acceptmon.apps.backfill.window import TimeWindow
+from acceptmon.ingest import Pipeline
+from acceptmon.ingest.read import feed_file, new_pipeline
+from acceptmon.metrics.collect import store_metrics
+from acceptmon.model import TIME_AHEAD, Record
+from acceptmon.runs.ahead import AheadGuard
+from acceptmon.sources.base import FileReader
+from acceptmon.sources.files import InputError, Log
+from acceptmon.sources.ssh.files import opened
+from acceptmon.text.printable import printable
+
+#: Exit status when promtool is missing or fails (the OpenMetrics file is still written).
+NO_BLOCKS = 3
+
+STEPS = """Load the blocks into Prometheus:
+  1. stop Prometheus (or not: since 2.39 it picks blocks up at the next compaction, but a stop is surest);
+  2. copy {blocks}/* (the ULID directories) into its --storage.tsdb.path;
+  3. make sure --storage.tsdb.retention.time reaches back to {oldest} (older blocks are deleted at start);
+  4. start it: the history is queryable, and the dashboard's panels on raw metrics show it;
+  5. recording rules (acceptmon:…) are not evaluated for the past: create their history with
+     promtool tsdb create-blocks-from rules --start … --end … --url http://prometheus:9090 rules.yml
+Caveats: history that overlaps data Prometheus already has is merged (overlapping blocks are the
+default since 2.39); a series' samples older than its newest live sample are out of order for the
+head block, which is why history goes in as blocks, not through the agent."""
+
+
+class Sampler:
+    """A pipeline sink: after each record, snapshot its source when its log time moved a step on.
+
+    Only trusted times (``window.TimeWindow``: never after ``now``, never an isolated outlier)
+    become sample times; a refused line's values show in the next sample.
+    """
+
+    def __init__(
+        self, pipeline: Pipeline, step: float, labels: dict[str, str] | None = None, now: float | None = None
+    ) -> None:
+        self._pipeline, self._step = pipeline, step
+        self.recorder = Recorder(labels)
+        self.window = TimeWindow(time.time() if now is None else now)
+        self._last: dict[str, float] = {}
+        self._latest: dict[str, float] = {}
+        self.oldest: float | None = None
+
+    def __call__(self, record: Record) -> None:
+        ts = record.meta.ts
+        if ts is None:
+            return
+        t = ts.timestamp()
+        source = record.meta.source
+        for trusted in self.window.admit(source, t):
+            self._trusted(source, trusted)
+            # A held time trusted late is not sampled: the store holds later lines by now.
+            if trusted == t and trusted - self._last.get(source, float("-inf")) >= self._step:
+                self._last[source] = t
+                self.recorder.snapshot(store_metrics(self._pipeline.store), t, source)
+
+    def refused(self) -> str | None:
+        """The stderr note on line times not used, or None."""
+        ahead = sum(s.error_kinds.get(TIME_AHEAD, 0.0) for s in self._pipeline.store.sources.values())
+        return self.window.refused(int(ahead))
+
+    def _trusted(self, source: str, t: float) -> None:
+        self._latest[source] = max(t, self._latest.get(source, t))
+        self.oldest = t if self.oldest is None else min(self.oldest, t)
+
+    def finish(self) -> None:
+        """The state at each source's last line (the rest of its last step)."""
+        for source, times in self.window.finish().items():
+            for t in times:
+                self._trusted(source, t)
+        for source, t in self._latest.items():
+            if t > self._last.get(source, float("-inf")):
+                self.recorder.snapshot(store_metrics(self._pipeline.store), t, source)
+
+
+def collect(
+    logs: list[Log],
+    tz: tzinfo,
+    step: float,
+    draft_config: list[str] | None,
+    readers: dict[str, FileReader],
+    labels: dict[str, str] | None = None,
+) -> Sampler:
+    pipeline, _table = new_pipeline(tz, draft_config, readers)
+    # As in the agent: a time ahead of this host's clock is never a record's (nor a gauge's) time.
+    pipeline.ahead = AheadGuard(time.time)
+    sampler = Sampler(pipeline, step, labels)
+    pipeline.sinks.append(sampler)
+    files = [(lg, path) for lg in logs for path in lg.files]
+    with _progress(files) as advance:
+        for lg, path in files:
+            problem = feed_file(pipeline, lg.name, path, lg.opener)
+            if problem:
+                print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
+            advance(path)
+    sampler.finish()
+    return sampler
+
+
+def _progress(files: list[tuple[Log, str]]) -> Any:
+    """A rich progress bar over files when stderr is a terminal; nothing otherwise."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def bar() -> Any:
+        if not sys.stderr.isatty():
+            yield lambda _path: None
+            return
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        sizes = {p: _size(p) for _, p in files}
+        with Progress(
+            TextColumn("backfill"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeRemainingColumn(),
+            transient=True,
+        ) as progress:
+            task = progress.add_task("read", total=sum(sizes.values()) or len(files))
+            yield lambda path: progress.advance(task, sizes.get(path) or 1)
+
+    return bar()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def blocks(om: Path, out: Path) -> str | None:
+    """Run promtool; None when the blocks are written, else why not."""
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        return "promtool is not installed (Debian package prometheus); the OpenMetrics file is ready for it"
+    out.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(om), str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        return f"promtool failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}"
+    return None
+
+
+def main(
+    sources: list[str],
+    *,
+    out: str,
+    step: float,
+    tz: tzinfo,
+    draft_config: list[str] | None = None,
+    ssh_config: str | None = None,
+    labels: dict[str, str] | None = None,
+) -> int:
+    try:
+        with opened(sources, ssh_config) as (logs, readers):
+            sampler = collect(logs, tz, step, draft_config, readers, labels)
+    except InputError as exc:
+        print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
+        return 2
+    directory = Path(out)
+    om = directory / "acceptmon.om"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with om.open("w", encoding="utf-8") as f:
+            sampler.recorder.write(f)
+    except OSError as exc:
+        print(f"acceptmon: cannot write {om}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {om}: {sampler.recorder.points} points of {len(sampler.recorder.families)} metrics")
+    refused = sampler.refused()
+    if refused:
+        print(refused, file=sys.stderr)
+    if not sampler.recorder.points:
+        print("acceptmon: nothing to backfill: no line with a timestamp and a metric", file=sys.stderr)
+        return 0
+    problem = blocks(om, directory / "blocks")
+    if problem:
+        print(f"acceptmon: no TSDB blocks: {problem}", file=sys.stderr)
+        return NO_BLOCKS
+    from datetime import UTC, datetime
+
+    oldest = datetime.fromtimestamp(sampler.oldest or 0, UTC).date().isoformat()
+    print(
+        f"wrote TSDB blocks to {directory / 'blocks'}\n"
+        + STEPS.format(blocks=directory / "blocks", oldest=oldest)
+    )
+    return 0

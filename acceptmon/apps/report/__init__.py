@@ -1,0 +1,147 @@
+"""``acceptmon report SOURCE… -o report.html``: acceptance a person would rather see than read.
+
+One self-contained HTML file (plots embedded as data URIs, light and dark
+variants chosen by the viewer's colour scheme): per source, the run table
+and verdict of ``acceptmon runs``, acceptance over time with run boundaries
+labelled by the keys that changed and findings marked, per-run
+distributions, acceptance against batch size, and per-position acceptance
+where the engine logs it. ``--png DIR`` writes the plots alone. Needs
+matplotlib (``pip install 'acceptmon[report]'``); the agent never imports it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import sys
+from datetime import tzinfo
+from pathlib import Path
+
+from acceptmon.apps.report.plots import Plot
+from acceptmon.apps.report.series import SeriesSink
+from acceptmon.detect.table import plain
+from acceptmon.ingest.findings import FindingLog
+from acceptmon.ingest.read import feed_file, new_pipeline
+from acceptmon.model import Finding
+from acceptmon.sources.base import FileReader
+from acceptmon.sources.files import InputError, Log
+from acceptmon.sources.ssh.files import opened
+from acceptmon.text.printable import printable
+
+#: Exit status when matplotlib is not installed.
+NO_PLOTTING = 2
+#: Runs in a source's table (the latest; ``acceptmon runs`` lists them all).
+TABLE_RUNS = 200
+#: Findings listed under a source's plots (the latest; every one is marked in the plot).
+FINDINGS_SHOWN = 50
+
+_CSS = """
+:root { color-scheme: light dark; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1150px; padding: 0 1rem;
+       background: Canvas; color: CanvasText; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2.5rem; }
+pre { background: color-mix(in srgb, CanvasText 6%, Canvas); padding: .8rem; overflow-x: auto; }
+figure { margin: 1rem 0; } figcaption { font-size: .85rem; opacity: .8; }
+.row { display: flex; flex-wrap: wrap; gap: 1rem; } .row figure { flex: 1 1 480px; }
+img { max-width: 100%; height: auto; }
+"""
+
+
+def _img(plot: Plot) -> str:
+    light = base64.b64encode(plot.png["light"]).decode()
+    dark = base64.b64encode(plot.png["dark"]).decode()
+    return (
+        f'<figure class="plot" id="{plot.name}"><picture>'
+        f'<source media="(prefers-color-scheme: dark)" srcset="data:image/png;base64,{dark}">'
+        f'<img alt="{html.escape(plot.title)}" src="data:image/png;base64,{light}"></picture>'
+        f"<figcaption>{html.escape(plot.title)}</figcaption></figure>"
+    )
+
+
+def build(
+    logs: list[Log], tz: tzinfo, draft_config: list[str] | None, readers: dict[str, FileReader]
+) -> tuple[str, dict[str, list[Plot]]]:
+    """The HTML page and, per source, its plots."""
+    from acceptmon.apps.report.plots import plots_for
+
+    pipeline, table = new_pipeline(tz, draft_config, readers)
+    series = SeriesSink(pipeline.tracker)
+    pipeline.consumers.append(series)
+    finding_log = FindingLog(pipeline)
+    for lg in logs:
+        for path in lg.files:
+            problem = feed_file(pipeline, lg.name, path, lg.opener)
+            if problem:
+                print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
+    finding_log.detector.evaluate()
+    findings: list[Finding] = list(finding_log.findings.values())
+    parts, plots = [], {}
+    for lg in logs:
+        runs, s = table.of(lg.name), series.sources.get(lg.name)
+        mine = [f for f in findings if f.source == lg.name]
+        parts.append(f"<h2>{html.escape(lg.name)}</h2>")
+        table_text = plain(lg.name, runs, table.verdict(lg.name), [], latest=TABLE_RUNS)
+        parts.append(f"<pre>{html.escape(table_text)}</pre>")
+        if s is None or not s.accept_len:
+            parts.append("<p>No Decode intervals with an accept length in this log.</p>")
+            continue
+        plots[lg.name] = drawn = plots_for(lg.name, s, runs, mine)
+        parts.append(_img(drawn[0]))
+        parts.append('<div class="row">' + "".join(_img(p) for p in drawn[1:]) + "</div>")
+        if len(mine) > FINDINGS_SHOWN:
+            parts.append(
+                f"<p>{len(mine) - FINDINGS_SHOWN} earlier findings left out "
+                "(acceptmon oneshot --format findings lists them all).</p>"
+            )
+        for f in mine[-FINDINGS_SHOWN:]:
+            state = "firing" if f.active else "resolved"
+            parts.append(
+                f"<p><b>{html.escape(f.severity.upper())} {html.escape(f.rule)}</b> ({state}): {html.escape(f.summary)}</p>"
+            )
+    page = (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>acceptmon report</title><style>{_CSS}</style></head><body>"
+        "<h1>acceptmon report: speculative-decoding acceptance</h1>" + "".join(parts) + "</body></html>"
+    )
+    return page, plots
+
+
+def main(
+    sources: list[str],
+    *,
+    out: str | None,
+    png_dir: str | None,
+    tz: tzinfo,
+    draft_config: list[str] | None = None,
+    ssh_config: str | None = None,
+) -> int:
+    try:
+        import matplotlib  # noqa: F401 - only to say clearly that it is missing
+    except ImportError:
+        print("acceptmon: report needs matplotlib: pip install 'acceptmon[report]'", file=sys.stderr)
+        return NO_PLOTTING
+    try:
+        with opened(sources, ssh_config) as (logs, readers):
+            page, plots = build(logs, tz, draft_config, readers)
+    except InputError as exc:
+        print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
+        return 2
+    try:
+        if out:
+            Path(out).write_text(page, encoding="utf-8")
+            print(f"wrote {out} ({sum(len(p) for p in plots.values())} plots)")
+        if png_dir:
+            _write_pngs(Path(png_dir), plots)
+    except OSError as exc:
+        print(f"acceptmon: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _write_pngs(directory: Path, plots: dict[str, list[Plot]]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for i, (_source, drawn) in enumerate(sorted(plots.items()), start=1):
+        for p in drawn:
+            (directory / f"{i:02d}-{p.name}.png").write_bytes(p.png["light"])
+    print(f"wrote {sum(len(d) for d in plots.values())} PNG files to {directory}")

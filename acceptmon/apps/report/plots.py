@@ -1,0 +1,259 @@
+"""The report's plots (matplotlib, Agg): each drawn in a light and a dark variant.
+
+Acceptance over time with run boundaries labelled by the keys that changed and
+findings marked; per-run distributions side by side; acceptance against batch
+size; per-position acceptance where the engine logs it.
+
+A log of thousands of runs draws in about the time of a few: each plot is a
+handful of artists (all boundaries one collection, every run's rolling median
+one line), boxes and load curves go to the latest runs only, labels only to a
+few runs (the captions say so), and every pass over the intervals is linear.
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+import itertools
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from acceptmon.apps.report.mathtext import literal
+from acceptmon.apps.report.series import SourceSeries
+from acceptmon.detect.runstats import RunStats
+from acceptmon.model import Finding
+
+#: Themes: (matplotlib style sheet, accent colours).
+THEMES = {"light": "default", "dark": "dark_background"}
+BLUE, ORANGE, RED, GREY = "#1f77b4", "#ff7f0e", "#d62728", "#888888"
+#: Runs boxed: the latest this many. Run starts and findings are labelled when there are at
+#: most this many (more labels would only overlap; the table names them).
+LABELLED = 30
+#: Runs drawn against batch size (one colour and legend entry each): the latest this many.
+LOAD_RUNS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Plot:
+    name: str
+    title: str
+    png: dict[str, bytes]  # theme → PNG bytes
+
+
+def _render(draw: Callable[[Any, str], None], size: tuple[float, float]) -> dict[str, bytes]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = {}
+    for theme, style in THEMES.items():
+        with plt.style.context(style):
+            fig, ax = plt.subplots(figsize=size, dpi=100)
+            try:
+                draw(ax, theme)
+                fig.tight_layout()
+                buf = io.BytesIO()
+                fig.savefig(buf, format="png")
+                out[theme] = buf.getvalue()
+            finally:
+                plt.close(fig)
+    return out
+
+
+def _short_keys(run: RunStats) -> str:
+    keys = run.changed_keys()
+    if not keys:
+        return run.run.run_id
+    names = [k.rsplit(".", 1)[-1] for k in keys[:2]]
+    return f"{run.run.run_id}: " + ", ".join(names) + (f" +{len(keys) - 2}" if len(keys) > 2 else "")
+
+
+def _by_run(s: SourceSeries) -> dict[str, list[int]]:
+    """Each run's interval indices, in order of first appearance (one pass)."""
+    out: dict[str, list[int]] = {}
+    for i, rid in enumerate(s.run_id):
+        out.setdefault(rid, []).append(i)
+    return out
+
+
+def _ordinal(s: SourceSeries) -> bool:
+    """Whether to draw against interval number: when idle gaps (days between short runs) would
+    squeeze every run into a sliver of a time axis."""
+    if len(s.ts) < 2:
+        return False
+    span = (s.ts[-1] - s.ts[0]).total_seconds()
+    active = sum(
+        max(0.0, (b - a).total_seconds())
+        for a, b, ra, rb in zip(s.ts, s.ts[1:], s.run_id, s.run_id[1:], strict=False)
+        if ra == rb and (b - a).total_seconds() < 600
+    )
+    return span > 0 and active < 0.2 * span
+
+
+def _rolling(vals: list[float], window: int) -> list[float]:
+    return [statistics.median(vals[max(0, j - window) : j + 1]) for j in range(len(vals))]
+
+
+def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> Callable[[Any, str], None]:
+    ordinal = _ordinal(s)
+    xs: list[Any] = list(range(len(s.ts))) if ordinal else list(s.ts)
+    groups = _by_run(s)
+    # The first interval at or after a time: bisect on the running maximum (logs are mostly in order).
+    latest = list(itertools.accumulate(s.ts, max))
+
+    def x_of(ts: Any) -> Any:
+        return ts if not ordinal else min(bisect.bisect_left(latest, ts), len(s.ts) - 1)
+
+    window = max(1, min(25, len(s.accept_len) // 10))
+    # Every run's rolling median as one line, broken (NaN) between runs: never across a restart.
+    med_x: list[Any] = []
+    med_y: list[float] = []
+    for idx in groups.values():
+        med_x += [xs[i] for i in idx] + [xs[idx[-1]]]
+        med_y += [*_rolling([s.accept_len[i] for i in idx], window), float("nan")]
+    starts = [(r, xs[groups[r.run.run_id][0]]) for r in runs if r.run.run_id in groups]
+    marked = [f for f in findings if f.first_seen is not None and f.after_accept_len is not None]
+
+    def draw(ax: Any, _theme: str) -> None:
+        ax.plot(xs, s.accept_len, ".", markersize=3, color=BLUE, alpha=0.5, label="accept len per interval")
+        ax.plot(med_x, med_y, "-", color=ORANGE, linewidth=1.5, label=f"rolling median ({window + 1})")
+        if starts:
+            ax.vlines(
+                [x for _, x in starts],
+                0,
+                1,
+                transform=ax.get_xaxis_transform(),
+                color=GREY,
+                # Many starts: thin and solid (dashes by the thousand only blur and bloat the PNG).
+                linestyle="--" if len(starts) <= LABELLED else "-",
+                linewidth=1 if len(starts) <= LABELLED else 0.3,
+            )
+        for r, x in starts if len(starts) <= LABELLED else []:
+            when = r.run.started.strftime("%m-%d %H:%M") if r.run.started else ""
+            ax.annotate(
+                literal(f"{_short_keys(r)}  {when}"),
+                (x, 1.0),
+                xycoords=("data", "axes fraction"),
+                rotation=90,
+                va="top",
+                ha="right",
+                fontsize=7,
+                color=GREY,
+            )
+        points = [(x_of(f.first_seen), f.after_accept_len, f.rule) for f in marked]
+        if points:
+            many = f"{len(points)} findings" if len(points) > LABELLED else None
+            ax.plot([p[0] for p in points], [p[1] for p in points], "v", color=RED, ms=9, ls="", label=many)
+        for x, y, rule in points if len(points) <= LABELLED else []:
+            ax.annotate(
+                literal(rule), (x, y), xytext=(4, -12), textcoords="offset points", fontsize=7, color=RED
+            )
+        ax.set_xlabel("Decode interval, in log order (idle gaps left out)" if ordinal else "time")
+        ax.set_ylabel("accept length (tokens per verify step)")
+        ax.legend(loc="lower left", fontsize=7)
+        ax.grid(alpha=0.3)
+
+    return draw
+
+
+def _served(runs: list[RunStats], s: SourceSeries) -> list[str]:
+    groups = _by_run(s)
+    return [r.run.run_id for r in runs if r.intervals and r.run.run_id in groups]
+
+
+def per_run(runs: list[RunStats], s: SourceSeries) -> Callable[[Any, str], None]:
+    groups = _by_run(s)
+    ids = _served(runs, s)[-LABELLED:]
+    data = [[s.accept_len[i] for i in groups[rid]] for rid in ids]
+
+    def draw(ax: Any, _theme: str) -> None:
+        if data:
+            ax.boxplot(data, tick_labels=[literal(i) for i in ids], showfliers=False)
+            if len(ids) > 12:
+                ax.tick_params(axis="x", labelrotation=90, labelsize=7)
+        ax.set_xlabel("run")
+        ax.set_ylabel("accept length")
+        ax.grid(alpha=0.3, axis="y")
+
+    return draw
+
+
+def against_load(s: SourceSeries) -> Callable[[Any, str], None]:
+    groups = _by_run(s)
+    shown = list(groups)[-LOAD_RUNS:]
+
+    def draw(ax: Any, _theme: str) -> None:
+        for rid in shown:  # one colour per run: runs differ more than loads do
+            pts = [(s.running[i], s.accept_len[i]) for i in groups[rid]]
+            by: dict[int, list[float]] = {}
+            for n, a in pts:
+                by.setdefault(n, []).append(a)
+            xs = sorted(by)
+            line = ax.plot(
+                xs, [statistics.median(by[x]) for x in xs], "-", linewidth=1.5, label=literal(f"{rid} median")
+            )
+            ax.plot(
+                [n for n, _ in pts],
+                [a for _, a in pts],
+                ".",
+                markersize=3,
+                alpha=0.35,
+                color=line[0].get_color(),
+            )
+        ax.set_xlabel("#running-req (batch size)")
+        ax.set_ylabel("accept length")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+
+    return draw
+
+
+def positions(s: SourceSeries) -> Callable[[Any, str], None]:
+    def draw(ax: Any, _theme: str) -> None:
+        values = s.positions()
+        ax.bar(range(1, len(values) + 1), values, color=BLUE)
+        ax.set_xlabel("draft position")
+        ax.set_ylabel("mean acceptance")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3, axis="y")
+
+    return draw
+
+
+def _latest(shown: int, total: int) -> str:
+    return f" (the latest {shown} of {total} runs)" if shown < total else ""
+
+
+def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> list[Plot]:
+    groups = _by_run(s)
+    served, in_series = len(_served(runs, s)), len(groups)
+    starts = sum(1 for r in runs if r.run.run_id in groups)
+    out = [
+        Plot(
+            "over-time",
+            "Acceptance over time (dashed: run starts, "
+            + (
+                "labelled by what changed"
+                if starts <= LABELLED
+                else f"{starts} of them: the table names them"
+            )
+            + "; ▼ findings)",
+            _render(over_time(s, runs, findings), (11, 4)),
+        ),
+        Plot(
+            "per-run",
+            "Accept length per run" + _latest(min(served, LABELLED), served),
+            _render(per_run(runs, s), (6, 3.6)),
+        ),
+        Plot(
+            "against-load",
+            "Accept length against batch size" + _latest(min(in_series, LOAD_RUNS), in_series),
+            _render(against_load(s), (6, 3.6)),
+        ),
+    ]
+    if s.positions():
+        out.append(Plot("positions", "Acceptance per draft position", _render(positions(s), (6, 3.6))))
+    return out

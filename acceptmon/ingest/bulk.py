@@ -1,0 +1,327 @@
+"""The bulk path every chunk takes (agent and one-shot): whole stretches of Decode lines at once.
+
+A chunk is cut at its "event" lines (server starts, stops, crashes, vLLM
+lines: anything that changes run state; ``parse/markers.py`` says which),
+which go to the per-line parser one by one. Each stretch in between is
+handled in bulk: its Decode lines by one regex over the joined block, in the
+source's learned layout, handed on as one ``DecodeBatch`` (the store, the
+detector and the jsonl writer take it whole), its Prefill lines by one
+validating regex. Anything the bulk regexes do not account for line for line
+(an unknown layout, a damaged or out-of-range value, no run yet) sends the
+stretch down the per-line path, so results never differ from the records
+path (a test checks this on every sample and golden case, for every consumer).
+
+Chunks that hold a request dump (``--log-requests``) that quotes a marker,
+or start inside one, go line by line there: which markers count depends on
+the per-line parser's request state (see parse/line.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import compress, repeat
+from operator import contains, itemgetter, not_
+from typing import TYPE_CHECKING, Protocol
+
+from acceptmon.metrics.store import accept_len_range
+from acceptmon.model import Chunk, DecodeSample, PrefillSample
+from acceptmon.parse.line import ENTRY
+from acceptmon.parse.markers import EVENT_MARKERS, EVENTS, REQUEST, REQUEST_MARKERS
+from acceptmon.parse.sglang import DECODE, PREFILL, WINDOW
+from acceptmon.runs.batch import DecodeBatch, floats
+
+if TYPE_CHECKING:
+    from acceptmon.metrics.store import Store
+    from acceptmon.model import Record
+    from acceptmon.parse.line import LineParser
+    from acceptmon.runs import RunTracker
+
+
+class Pipeline(Protocol):
+    """What the bulk path needs of the pipeline it runs in (``acceptmon.ingest.Pipeline``)."""
+
+    tracker: RunTracker
+    store: Store
+
+    @property
+    def wants_prefill(self) -> bool:
+        """Whether some consumer wants Prefill records (the jsonl writer): then a stretch
+        of Prefill lines only, which makes no batch, is handed on record by record."""
+        ...
+
+    def route(self, record: Record) -> None: ...
+
+    def batch(self, batch: DecodeBatch) -> None: ...
+
+    def sink(self, record: Record) -> None: ...
+
+    def contained(self, source: str, lineno: int, exc: Exception) -> None: ...
+
+
+def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = True) -> None:
+    lines = chunk.lines
+    if parser.in_request:
+        # The previous chunk ended inside a dump: line by line to its end (mostly just
+        # this chunk's first line, a new entry), then the rest as a chunk of its own.
+        start = _continuation(pipeline, parser, chunk, 0)
+        if start < len(lines):
+            rest = Chunk(chunk.source, lines[start:], chunk.lineno + start, chunk.end, chunk.path)
+            feed(pipeline, rest, parser, split)
+        return
+    # Markers cannot span lines, so whole-chunk searches of the joined text answer
+    # "does any line hold one" at C speed.
+    block = "\n".join(lines)
+    requests = any(m in block for m in REQUEST_MARKERS) and not _plain_requests(block)
+    if requests and split and not parser.in_request:
+        # Often only the last dump is the trouble (its continuation may go on in the
+        # next chunk): the lines before it keep the bulk path, the rest are cut.
+        last = max(block.rfind(m) for m in REQUEST_MARKERS)
+        at = block.count("\n", 0, last)
+        if at > 0:
+            head = Chunk(chunk.source, lines[:at], chunk.lineno, None, chunk.path)
+            tail = Chunk(chunk.source, lines[at:], chunk.lineno + at, chunk.end, chunk.path)
+            feed(pipeline, head, parser, split=False)
+            _cut(pipeline, tail, parser, tail.lines, True)
+            return
+    # Most chunks hold no event at all: find that out with C-level passes only.
+    if (
+        not requests
+        and not parser.in_request
+        and "\x1b" not in block
+        and "\r" not in block
+        and WINDOW not in block
+    ):
+        decode = list(map(contains, lines, repeat(DECODE)))
+        others = list(compress(lines, map(not_, decode)))
+        is_prefill = list(map(contains, others, repeat(PREFILL)))
+        prefill = list(compress(others, is_prefill))
+        # A Prefill line is an event only in front of its marker (as ``_cut`` reads it):
+        # the long rest of it need not be searched.
+        screened = list(compress(others, map(not_, is_prefill)))
+        screened += [t[: t.find(PREFILL)] for t in prefill]
+        if not _holds(screened, EVENT_MARKERS):
+            _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), prefill)
+            return
+    _cut(pipeline, chunk, parser, lines, requests)
+
+
+def _cut(
+    pipeline: Pipeline, chunk: Chunk, parser: LineParser, lines: tuple[str, ...], requests: bool
+) -> None:
+    """Cut the chunk at its events; the stretches between them go in bulk.
+
+    A Prefill line is only searched in front of its marker: the general parser
+    also takes the first marker of a line, and Prefill lines are long. Request
+    dumps are events too (whatever markers they quote): the parser classifies them, and so
+    are SGLang's per-position lines (``Decode batch, #window: …``), which are no Decode batch.
+    """
+    event = EVENTS.search
+    request = REQUEST.search if requests else _never
+    window = WINDOW in "\n".join(lines)
+    cuts = [
+        i
+        for i, t in enumerate(lines)
+        if (
+            DECODE not in t
+            and (event(t, 0, t.find(PREFILL) % (len(t) + 1)) is not None or "\x1b" in t or "\r" in t)
+        )
+        or request(t) is not None
+        or (window and WINDOW in t)
+    ]
+    start = _continuation(pipeline, parser, chunk, 0)
+    for i in cuts:
+        if i < start:
+            continue
+        if i > start:
+            _stretch(pipeline, chunk, parser, start, i)
+        _one(pipeline, parser, lines[i], chunk.lineno + i)
+        start = _continuation(pipeline, parser, chunk, i + 1)
+    if start < len(lines):
+        _stretch(pipeline, chunk, parser, start, len(lines))
+
+
+def _holds(lines: list[str], markers: tuple[str, ...]) -> bool:
+    """Whether any line holds any marker: one substring search per marker over the joined
+    lines (several times faster than the alternation regex over the same text)."""
+    block = "\n".join(lines)
+    return any(m in block for m in markers)
+
+
+def _never(_text: str) -> None:
+    return None
+
+
+def _plain_requests(block: str) -> bool:
+    """Whether every request dump is plain noise to the per-line parser too.
+
+    True when no dump quotes a batch marker (the bulk regexes would see it) and
+    the lines that continue it, up to the next log entry in this chunk (which
+    ends the parser's request state), hold no marker either: then the dumps
+    need no cut and the chunk keeps its bulk path. ``block`` is the chunk's lines joined.
+    """
+    if "\r" in block or "\x1b" in block:
+        return _plain_requests_by_line(block)
+    dumps: list[str] = []
+    find, rfind, entry = block.find, block.rfind, ENTRY.match
+    for marker in REQUEST_MARKERS:
+        at = find(marker)
+        while at >= 0:
+            start = rfind("\n", 0, at) + 1
+            end = find("\n", at)
+            if end < 0:
+                return False
+            while entry(block, end + 1) is None:  # the continuation, up to the next entry
+                end = find("\n", end + 1)
+                if end < 0:
+                    return False
+            dumps.append(block[start:end])
+            # A marker inside this dump's continuation adds no text to check.
+            at = find(marker, end)
+    return not _marked("\n".join(dumps))  # markers cannot span lines: one search for all
+
+
+def _plain_requests_by_line(block: str) -> bool:
+    """``_plain_requests`` where a line may hold a carriage return or a colour code."""
+    for at in _found(block):
+        start = block.rfind("\n", 0, at) + 1
+        end = block.find("\n", at)
+        if end < 0 or _marked(block[start:end]):
+            return False
+        while True:  # the continuation: unprefixed lines up to the next entry
+            nxt_end = block.find("\n", end + 1)
+            nxt = block[end + 1 : nxt_end if nxt_end >= 0 else len(block)]
+            if "\r" not in nxt and "\x1b" not in nxt and ENTRY.match(nxt) is not None:
+                break
+            if nxt_end < 0 or _marked(nxt):
+                return False
+            end = nxt_end
+    return True
+
+
+def _found(block: str) -> Iterator[int]:
+    """Where request markers start (``str.find``: far faster than a regex over a chunk)."""
+    for marker in REQUEST_MARKERS:
+        at = block.find(marker)
+        while at >= 0:
+            yield at
+            at = block.find(marker, block.find("\n", at) % (len(block) + 1) or len(block))
+
+
+def _marked(text: str) -> bool:
+    """Whether the text holds a batch or event marker (substring searches: several times
+    faster than the ``EVENTS`` alternation over the same text, with the same answer)."""
+    return DECODE in text or PREFILL in text or _holds([text], EVENT_MARKERS)
+
+
+def _continuation(pipeline: Pipeline, parser: LineParser, chunk: Chunk, start: int) -> int:
+    """Inside a request dump, go line by line until the parser sees the next log entry."""
+    lines = chunk.lines
+    while parser.in_request and start < len(lines):
+        _one(pipeline, parser, lines[start], chunk.lineno + start)
+        start += 1
+    return start
+
+
+def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None:
+    try:
+        record = parser.parse(text, lineno)
+        if record is None:
+            return
+        pipeline.route(record)
+        if type(record) in (DecodeSample, PrefillSample):
+            parser.learn(text, record)
+    except Exception as exc:  # one line never stops the chunk (see pipeline)
+        pipeline.contained(parser.source, lineno, exc)
+
+
+def _lens(rows: list[tuple[str, ...]], col: int | None) -> list[float] | None:
+    return None if col is None else floats(list(map(itemgetter(col - 1), rows)))
+
+
+def _in_range(lens: list[float] | None, bounds: tuple[float, float] | None) -> bool:
+    """Whether every row's accept length is physically possible (else the per-line path counts it)."""
+    if lens is None or bounds is None or not lens:
+        return True
+    return bounds[0] <= min(lens) and max(lens) <= bounds[1]
+
+
+def _stretch(
+    pipeline: Pipeline,
+    chunk: Chunk,
+    parser: LineParser,
+    start: int,
+    end: int,
+    decode: list[str] | None = None,
+    prefill: list[str] | None = None,
+) -> None:
+    """Lines [start, end) hold no event: bulk if the learned layouts cover them."""
+    seg = chunk.lines[start:end]
+    if decode is None or prefill is None:
+        decode = [t for t in seg if DECODE in t]
+        prefill = [t for t in seg if DECODE not in t and PREFILL in t]
+    if not decode and not prefill:
+        return
+    run = pipeline.tracker.current(chunk.source)
+    rows = None
+    lens = None
+    if decode and run is not None:
+        block = "\n".join(decode)
+        rows = parser.bulk_decode(block, len(decode)) if "\r" not in block and "\x1b" not in block else None
+        if rows is not None:
+            lens = _lens(rows[0], rows[1].order[4])
+            if not _in_range(lens, accept_len_range(run.spec)):
+                rows = None
+    # Before the first run, a line opens one: the per-line path knows which.
+    if (
+        run is None
+        or (decode and rows is None)
+        or (prefill and not parser.bulk_prefill("\n".join(prefill), len(prefill)))
+    ):
+        _by_line(pipeline, chunk, parser, start, end, bool(decode), bool(prefill))
+        return
+    stats = pipeline.store.stats(chunk.source)
+    stats.counters["prefill_batches"] += len(prefill)
+    if rows is not None and run is not None:
+        found, layout = rows
+        pipeline.batch(
+            DecodeBatch(
+                chunk.source,
+                run.spec,
+                seg,
+                chunk.lineno + start,
+                decode,
+                found,
+                layout,
+                parser.prefix,
+                parser.prefix_epochs,
+                parser.parse,
+                lens,
+            )
+        )
+    elif pipeline.wants_prefill and prefill:
+        for offset, text in enumerate(seg):
+            if PREFILL in text:
+                record = parser.parse(text, chunk.lineno + start + offset)
+                if record is not None:
+                    pipeline.sink(record)
+
+
+def _by_line(
+    pipeline: Pipeline, chunk: Chunk, parser: LineParser, start: int, end: int, decode: bool, prefill: bool
+) -> None:
+    """Lines [start, end) one by one; where that is only for want of a run or a learned
+    layout (the first lines of a log), the rest goes in bulk once the parser has them,
+    as if the chunk ended there (the bulk path gives the same for any chunking)."""
+
+    def ready() -> bool:
+        return pipeline.tracker.current(chunk.source) is not None and parser.learned(decode, prefill)
+
+    learning = not ready()
+    lines, lineno = chunk.lines, chunk.lineno
+    for i in range(start, end):
+        text = lines[i]
+        if DECODE in text or PREFILL in text:
+            _one(pipeline, parser, text, lineno + i)
+            if learning and ready():
+                _stretch(pipeline, chunk, parser, i + 1, end)
+                return
