@@ -40,7 +40,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from acceptmon.detect import COLLAPSED, DRIFT, DROP, FLOOR, RULES, STALLED, DetectSettings, Detector, Floor
+from acceptmon.detect import COLLAPSED, DRIFT, DROP, FLOOR, RULES, STALLED, Detector, DetectSettings, Floor
 from acceptmon.model import DecodeSample, Finding, Run, Shutdown
 from bench.detect_sim import (
     T0,

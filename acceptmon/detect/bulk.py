@@ -19,10 +19,10 @@ from itertools import repeat
 from operator import le
 from typing import Any, Protocol
 
-from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.findings import COLLAPSED, DRIFT, STALLED, Book, source_key
 from acceptmon.detect.rules import Transition
 from acceptmon.detect.series import Point, rate_from_len, seconds
+from acceptmon.detect.settings import DetectSettings
 from acceptmon.runs.batch import DecodeBatch, strata_of
 
 

@@ -18,9 +18,9 @@ from datetime import datetime
 from operator import add, sub
 from typing import Any
 
-from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.rules import Drift, Persistence
 from acceptmon.detect.series import Head, Point, Sliding, Strata
+from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.source import Baseline, RunData, SourceState
 from acceptmon.detect.swing import Swing
 from acceptmon.model import ConfigDiff, Finding, Meta, Run, SpecSample

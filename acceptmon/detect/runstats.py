@@ -15,8 +15,8 @@ from functools import reduce
 from operator import add, mul
 from typing import Any
 
-from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.series import Hists, centi, load_bucket
+from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.stats import median_ci
 from acceptmon.detect.verdict import RunLevel, Verdict, judge
 from acceptmon.model import DecodeSample, Record, Run, SpecSample

@@ -14,7 +14,6 @@ from datetime import datetime
 
 from acceptmon.detect import bulk
 from acceptmon.detect.compare import Comparison, compare
-from acceptmon.detect.settings import DetectSettings, Floor
 from acceptmon.detect.findings import (
     COLLAPSED,
     DRIFT,
@@ -42,8 +41,9 @@ from acceptmon.detect.series import (
     seconds,
     spec_point,
 )
+from acceptmon.detect.settings import DetectSettings, Floor
 from acceptmon.detect.swing import Swing
-from acceptmon.model import ConfigDiff, DecodeSample, Finding, Run, SpecSample, SpecConfig
+from acceptmon.model import ConfigDiff, DecodeSample, Finding, Run, SpecConfig, SpecSample
 from acceptmon.runs.batch import DecodeBatch
 
 #: Open drop findings whose baselines are kept for the recovery check; the oldest beyond it is closed.

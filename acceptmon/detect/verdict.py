@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from acceptmon.detect.compare import Comparison, compare
-from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.series import Strata
+from acceptmon.detect.settings import DetectSettings
 
 #: One-sided significance per direction.
 ALPHA = 0.01

@@ -22,8 +22,8 @@ from acceptmon.model import (
     PrefillSample,
     Ranks,
     Run,
-    SpecSample,
     SpecConfig,
+    SpecSample,
 )
 from acceptmon.parse.layouts import DecodeValues
 from acceptmon.parse.prefix import epoch
@@ -258,9 +258,7 @@ class Store:
             values6 = (values[0], values[1], values[2], values[3], values[4], rate)
             _dp_gauges(s, rank, values6, epoch(sample.meta.ts))
 
-    def decode_values(
-        self, s: SourceStats, settings: SpecConfig, v: DecodeValues, ts: float | None
-    ) -> None:
+    def decode_values(self, s: SourceStats, settings: SpecConfig, v: DecodeValues, ts: float | None) -> None:
         """The one place Decode arithmetic happens (records and the fast path both land here)."""
         running, queue, throughput, usage, al, printed, repeated = v
         c, g = s.counters, s.gauges

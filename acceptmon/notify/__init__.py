@@ -11,11 +11,16 @@ The public surface the CLI and pipeline wire in:
 """
 
 from acceptmon.notify.blockkit import validate_blocks
-from acceptmon.notify.settings import ChannelSettings, NotifySettings, NotifySettingsError, parse_notify_settings
 from acceptmon.notify.notifier import Notifier, build_notifier
 from acceptmon.notify.queue import OUTCOMES, DeliveryQueue, Policy, QueueStats
 from acceptmon.notify.secret import Secret
 from acceptmon.notify.selftest import send_test_message
+from acceptmon.notify.settings import (
+    ChannelSettings,
+    NotifySettings,
+    NotifySettingsError,
+    parse_notify_settings,
+)
 from acceptmon.notify.slack import build_slack_message
 from acceptmon.notify.urls import check_notify_config
 from acceptmon.notify.webhook import build_webhook_payload

@@ -22,9 +22,9 @@ from typing import Any
 
 import yaml
 
-from acceptmon.notify.settings import NotifySettingsError, parse_notify_settings
 from acceptmon.notify.notifier import build_notifier
 from acceptmon.notify.selftest import sample_finding, send_test_message
+from acceptmon.notify.settings import NotifySettingsError, parse_notify_settings
 from acceptmon.notify.worker import NotifyWorker
 from acceptmon.text.printable import printable_logs
 

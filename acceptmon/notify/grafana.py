@@ -18,8 +18,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from acceptmon.model import Finding, Run
-from acceptmon.notify.settings import Links
 from acceptmon.notify.secret import Secret
+from acceptmon.notify.settings import Links
 from acceptmon.notify.transport import HttpTransport, Response
 
 TAG = "acceptmon"

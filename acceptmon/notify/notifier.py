@@ -14,11 +14,11 @@ from typing import Any
 
 from acceptmon.clock import Clock, SystemClock
 from acceptmon.model import Finding, Run
-from acceptmon.notify.settings import ChannelSettings, Links, NotifySettings, NotifySettingsError
 from acceptmon.notify.dedupe import State
 from acceptmon.notify.grafana import GrafanaTransport, finding_annotation, run_annotation
 from acceptmon.notify.queue import DeliveryQueue, Policy, QueueStats
 from acceptmon.notify.secret import Secret, scrub
+from acceptmon.notify.settings import ChannelSettings, Links, NotifySettings, NotifySettingsError
 from acceptmon.notify.slack import build_slack_message
 from acceptmon.notify.transport import HttpTransport, Transport
 from acceptmon.notify.urls import resolve_urls

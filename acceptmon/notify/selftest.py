@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from acceptmon.clock import Clock, SystemClock
 from acceptmon.model import ConfigDiff, Finding
 from acceptmon.notify.blockkit import validate_blocks
-from acceptmon.notify.settings import ChannelSettings, NotifySettings, NotifySettingsError
 from acceptmon.notify.notifier import RENDERERS, TransportFactory
+from acceptmon.notify.settings import ChannelSettings, NotifySettings, NotifySettingsError
 from acceptmon.notify.transport import HttpTransport, Response, Transport, classify
 from acceptmon.notify.urls import resolve_urls
 

@@ -22,8 +22,8 @@ from acceptmon.notify.blockkit import (
     code,
     escape,
 )
-from acceptmon.notify.settings import Links
 from acceptmon.notify.links import render_links
+from acceptmon.notify.settings import Links
 
 _EMOJI = {"critical": "🔴", "warning": "🟠", "info": "🔵"}
 _MAX_DIFF_LINES = 20

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from acceptmon.notify.settings import ChannelSettings, NotifySettings, NotifySettingsError, parse_partial
 from acceptmon.notify.secret import Secret
+from acceptmon.notify.settings import ChannelSettings, NotifySettings, NotifySettingsError, parse_partial
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 _SLACK_HOSTS = {"hooks.slack.com"}

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from acceptmon.model import Finding
-from acceptmon.notify.settings import Links
 from acceptmon.notify.links import render_links
 from acceptmon.notify.payload import SCHEMA_VERSION, finding_payload
+from acceptmon.notify.settings import Links
 
 __all__ = ["SCHEMA_VERSION", "build_webhook_payload"]
 

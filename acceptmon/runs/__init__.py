@@ -37,8 +37,8 @@ from acceptmon.model import (
     ServerReady,
     ServerStart,
     Shutdown,
-    SpecParamsUpdate,
     SpecConfig,
+    SpecParamsUpdate,
 )
 from acceptmon.runs.rate import accept_rate
 from acceptmon.text.redact import redact_args

@@ -51,8 +51,8 @@ class DecodeBatch:
         "lineno",
         "lines",
         "n",
-        "spec",
         "source",
+        "spec",
     )
 
     def __init__(

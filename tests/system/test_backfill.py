@@ -23,7 +23,9 @@ from tests.support.tools import free_port, require_tool
 
 pytestmark = pytest.mark.system
 
-DEMO = Path(__file__).resolve().parents[2] / "acceptmon" / "apps" / "demo" / "data" / "demo-eagle3-incident.log"
+DEMO = (
+    Path(__file__).resolve().parents[2] / "acceptmon" / "apps" / "demo" / "data" / "demo-eagle3-incident.log"
+)
 
 
 def _query(base: str, expr: str, at: float) -> list[dict]:

@@ -27,14 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from acceptmon import log_time
-from acceptmon.text import redact
 from acceptmon.apps.agent import checkpoint, checkpoint_schema
 from acceptmon.apps.agent import sources as factory
 from acceptmon.apps.agent.catchup import CatchUp
 from acceptmon.apps.agent.checkpoint_schema import Checkpoint, CheckpointInvalid
 from acceptmon.apps.agent.history import HistoryFilter
 from acceptmon.clock import Clock, EventWaker, SystemClock
-from acceptmon.detect import DetectSettings, Detector
+from acceptmon.detect import Detector, DetectSettings
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.labels import SourceIdentity
@@ -48,6 +47,7 @@ from acceptmon.settings import Settings, SourceSettings
 from acceptmon.sources.base import Source, SourceHealth
 from acceptmon.sources.events import FileEvents
 from acceptmon.statefiles import ensure_private_dir
+from acceptmon.text import redact
 
 log = logging.getLogger("acceptmon.agent")
 

@@ -38,8 +38,8 @@ from acceptmon.detect.runstats import RunStats, run_json, verdict_json
 from acceptmon.metrics.budget import hidden, over_budget
 from acceptmon.metrics.collect import render
 from acceptmon.model import Run
-from acceptmon.notify.settings import NotifySettingsError
 from acceptmon.notify.payload import finding_json
+from acceptmon.notify.settings import NotifySettingsError
 from acceptmon.runs.codec import run_to_dict
 from acceptmon.settings.web import WebSettings, WebSettingsError, load_web_settings
 from acceptmon.statefiles import SYMLINKS

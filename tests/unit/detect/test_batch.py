@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from acceptmon.detect import DetectSettings, Detector
-from acceptmon.detect.settings import Floor
+from acceptmon.detect import Detector, DetectSettings
 from acceptmon.detect.findings import COLLAPSED, DRIFT, DROP, FLOOR, STALLED
+from acceptmon.detect.settings import Floor
 from acceptmon.ingest import Pipeline
 from acceptmon.model import Chunk, Record
 from acceptmon.runs.batch import DecodeBatch

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 import pytest
 
-from acceptmon.detect import COLLAPSED, DROP, FLOOR, STALLED, DetectSettings, Detector
+from acceptmon.detect import COLLAPSED, DROP, FLOOR, STALLED, Detector, DetectSettings
 from acceptmon.detect.source import SourceState
-from acceptmon.model import ConfigDiff, Meta, Run, Shutdown, SpecSample, SpecConfig
+from acceptmon.model import ConfigDiff, Meta, Run, Shutdown, SpecConfig, SpecSample
 from tests.support.detect import LAYER_DIFF, LAYER_KEY, REVERT_DIFF, T0, Feed, make_run
 
 

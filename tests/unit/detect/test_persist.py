@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from acceptmon.detect import COLLAPSED, DRIFT, DROP, FLOOR, STALLED, DetectSettings, Detector
+from acceptmon.detect import COLLAPSED, DRIFT, DROP, FLOOR, STALLED, Detector, DetectSettings
 from acceptmon.detect.persist import decode_times, dump_finding, encode_times, load_finding
 from acceptmon.detect.series import Sliding
 from acceptmon.model import ConfigDiff, DecodeSample, Finding, Meta, Record, Run, SpecSample

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from acceptmon.notify.settings import NotifySettingsError, parse_notify_settings
 from acceptmon.notify.secret import Secret, scrub
+from acceptmon.notify.settings import NotifySettingsError, parse_notify_settings
 from acceptmon.notify.urls import check_notify_config, load_url
 
 SECRET_PATH = "/services/T0SECRET/B0SECRET/zZsecretTokenZz"

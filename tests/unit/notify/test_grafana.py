@@ -15,8 +15,8 @@ import pytest
 from acceptmon.clock import ManualClock
 from acceptmon.model import ConfigDiff, Run, SpecConfig
 from acceptmon.notify import build_notifier, parse_notify_settings
-from acceptmon.notify.settings import NotifySettingsError
 from acceptmon.notify.notifier import Notifier
+from acceptmon.notify.settings import NotifySettingsError
 from tests.support.grafana_server import FakeGrafana
 from tests.support.wait import wait_for
 from tests.unit.notify.test_slack import finding

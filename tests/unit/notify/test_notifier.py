@@ -12,9 +12,9 @@ import pytest
 
 from acceptmon.clock import ManualClock
 from acceptmon.notify import build_notifier, parse_notify_settings, send_test_message, validate_blocks
-from acceptmon.notify.settings import NotifySettingsError
 from acceptmon.notify.notifier import RENDERERS
 from acceptmon.notify.secret import Secret
+from acceptmon.notify.settings import NotifySettingsError
 from acceptmon.notify.transport import Response
 from tests.unit.notify.test_slack import finding
 

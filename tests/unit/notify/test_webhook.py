@@ -10,8 +10,8 @@ from email.utils import format_datetime
 import pytest
 
 from acceptmon.model import ConfigDiff
-from acceptmon.notify.settings import Links
 from acceptmon.notify.secret import Secret
+from acceptmon.notify.settings import Links
 from acceptmon.notify.transport import HttpTransport, Response, classify, parse_retry_after
 from acceptmon.notify.webhook import build_webhook_payload
 from tests.unit.notify.test_slack import NOW, finding

@@ -15,7 +15,9 @@ from acceptmon.cli import main
 from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 30, 9, 0, 0)
-DEMO = Path(__file__).resolve().parents[3] / "acceptmon" / "apps" / "demo" / "data" / "demo-eagle3-incident.log"
+DEMO = (
+    Path(__file__).resolve().parents[3] / "acceptmon" / "apps" / "demo" / "data" / "demo-eagle3-incident.log"
+)
 
 
 def run_lines(start: datetime, level: float, seed: int, **args: object) -> list[str]:
