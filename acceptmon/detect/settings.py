@@ -1,4 +1,8 @@
-"""Detector settings: a frozen value with defaults, read from a dict with every problem reported at once."""
+"""Detector settings: a frozen value with defaults, and the one parser of the ``detect:`` section.
+
+acceptmon's settings loader calls ``parse_detect_settings`` once per load; the
+agent uses the value it returns, so what ``check-config`` accepted is what runs.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from acceptmon.model import SpecConfig
-from acceptmon.text.suggest import did_you_mean, shown
+from acceptmon.text.suggest import did_you_mean, named, shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,29 +96,33 @@ class DetectSettings:
                 return by_model[model]
         return self.floor
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any], where: str = "detect") -> DetectSettings:
-        """Build from parsed YAML; raises one ValueError listing every problem."""
-        if not isinstance(d, Mapping):
-            raise ValueError(f"invalid detector configuration:\n  - {where}: must be a mapping")
-        problems: list[str] = []
-        names = {f.name for f in fields(cls)} - {"source_floors", "model_floors"}
-        known = names | {"floors"}
-        problems += [f"{where}.{k}: unknown setting{did_you_mean(k, known)}" for k in d if k not in known]
-        values: dict[str, Any] = {}
-        for name in names & d.keys():
-            before = len(problems)
-            value = _check(name, d[name], f"{where}.{name}", problems)
-            if len(problems) == before:
-                values[name] = value
-        if "floors" in d:
-            values.update(_floors(d["floors"], f"{where}.floors", problems))
-        if not problems:
-            config = cls(**values)
-            problems += _cross_checks(config, where)
-            if not problems:
-                return config
-        raise ValueError("invalid detector configuration:\n  - " + "\n  - ".join(problems))
+
+def parse_detect_settings(raw: object, problems: list[str], where: str = "detect") -> DetectSettings:
+    """The ``detect:`` section → ``DetectSettings``; every problem is appended to ``problems``
+    (then the defaults are returned: acceptmon's settings loader refuses the whole file)."""
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: must be a mapping")
+        return DetectSettings()
+    before = len(problems)
+    names = {f.name for f in fields(DetectSettings)} - {"source_floors", "model_floors"}
+    known = names | {"floors"}
+    problems += [
+        f"{where}.{named(k)}: unknown setting{did_you_mean(k, known)}" for k in raw if k not in known
+    ]
+    values: dict[str, Any] = {}
+    for name in names & raw.keys():
+        mark = len(problems)
+        value = _check(name, raw[name], f"{where}.{name}", problems)
+        if len(problems) == mark:
+            values[name] = value
+    if "floors" in raw:
+        values.update(_floors(raw["floors"], f"{where}.floors", problems))
+    if len(problems) > before:
+        return DetectSettings()
+    settings = DetectSettings(**values)
+    crossed = _cross_checks(settings, where)
+    problems += crossed
+    return DetectSettings() if crossed else settings
 
 
 #: name → (kind, lower bound, upper bound); bounds are inclusive unless the kind says "open".
@@ -197,7 +205,7 @@ def _floor(value: Any, path: str, problems: list[str]) -> Floor | None:
         return None
     before = len(problems)
     keys = ("accept_len", "accept_rate")
-    problems += [f"{path}.{k}: unknown setting{did_you_mean(k, keys)}" for k in value if k not in keys]
+    problems += [f"{path}.{named(k)}: unknown setting{did_you_mean(k, keys)}" for k in value if k not in keys]
     length, rate = value.get("accept_len"), value.get("accept_rate")
     if length is not None and not ((num := _number(length, False)) is not None and num >= 1):
         problems.append(f"{path}.accept_len: must be a number ≥ 1, got {shown(length)}")
@@ -214,14 +222,14 @@ def _floors(value: Any, path: str, problems: list[str]) -> dict[str, Any]:
         problems.append(f"{path}: must be a mapping with 'sources' and/or 'models'")
         return {}
     keys = ("sources", "models")
-    problems += [f"{path}.{k}: unknown setting{did_you_mean(k, keys)}" for k in value if k not in keys]
+    problems += [f"{path}.{named(k)}: unknown setting{did_you_mean(k, keys)}" for k in value if k not in keys]
     out: dict[str, Any] = {}
     for key, field in (("sources", "source_floors"), ("models", "model_floors")):
         table = value.get(key, {})
         if not isinstance(table, Mapping):
             problems.append(f"{path}.{key}: must be a mapping of name → floor")
             continue
-        pairs = [(str(name), _floor(f, f"{path}.{key}.{name}", problems)) for name, f in table.items()]
+        pairs = [(str(name), _floor(f, f"{path}.{key}.{named(name)}", problems)) for name, f in table.items()]
         out[field] = tuple((name, f) for name, f in pairs if f is not None)
     return out
 

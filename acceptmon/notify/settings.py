@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from acceptmon.notify.links import template_problems
 from acceptmon.text.redact import redact_text
-from acceptmon.text.suggest import did_you_mean
+from acceptmon.text.suggest import unknown_keys
 
 Kind = Literal["slack", "webhook", "grafana"]
 
@@ -49,7 +49,8 @@ _LINK_KEYS = {"grafana", "runbook", "window_s"}
 
 
 class NotifySettingsError(ValueError):
-    """Invalid notify configuration; ``problems`` lists every one of them."""
+    """A notifier that cannot be built (a secret unreadable since the settings were loaded), or
+    ``python -m acceptmon.notify``'s own read of the section; ``problems`` lists every one."""
 
     def __init__(self, problems: list[str]) -> None:
         super().__init__("; ".join(problems))
@@ -99,20 +100,16 @@ class NotifySettings:
 
 
 def parse_notify_settings(section: Any) -> NotifySettings:
-    """Build the config from the ``notify:`` value (``None`` means no notifiers)."""
+    """The ``notify:`` value alone → ``NotifySettings``, for ``python -m acceptmon.notify``
+    (acceptmon's own loader reads the section once, with ``parse_partial``)."""
     config, problems = _parse(section)
     if problems:
         raise NotifySettingsError(problems)
     return config
 
 
-def config_problems(section: Any) -> list[str]:
-    """Structural problems only (no environment or file access)."""
-    return _parse(section)[1]
-
-
 def parse_partial(section: Any) -> tuple[NotifySettings, list[str]]:
-    """The config as far as it reads, and its structural problems (for reporting every problem)."""
+    """The config as far as it reads, and its structural problems (no environment or file access)."""
     return _parse(section)
 
 
@@ -122,7 +119,7 @@ def _parse(section: Any) -> tuple[NotifySettings, list[str]]:
     if not isinstance(section, Mapping):
         return NotifySettings(), ["notify: must be a mapping"]
     keys = ("slack", "webhook", "grafana", "state_dir")
-    problems = [f"notify: unknown key {k!r}{did_you_mean(k, keys)}" for k in section if k not in keys]
+    problems = unknown_keys(section, keys, "notify")
     channels: dict[str, ChannelSettings | None] = {}
     for kind in ("slack", "webhook", "grafana"):
         raw = section.get(kind)
@@ -148,7 +145,7 @@ def _channel(kind: Kind, raw: Any, problems: list[str]) -> ChannelSettings:
         *_NUMBERS,
         *(("url",) if kind == "grafana" else ()),
     }
-    problems.extend(f"{where}: unknown key {k!r}{did_you_mean(k, known)}" for k in raw if k not in known)
+    problems.extend(unknown_keys(raw, known, where))
     url_env, url_file = _text(raw, env_key, where, problems), _text(raw, file_key, where, problems)
     pasted = _pasted_secret(url_env, f"{where}.{env_key}", problems, name=True)
     pasted |= _pasted_secret(url_file, f"{where}.{file_key}", problems, name=False)
@@ -212,9 +209,7 @@ def _links(raw: Any, where: str, problems: list[str]) -> Links:
     if not isinstance(raw, Mapping):
         problems.append(f"{where}: must be a mapping")
         return Links()
-    problems.extend(
-        f"{where}: unknown key {k!r}{did_you_mean(k, _LINK_KEYS)}" for k in raw if k not in _LINK_KEYS
-    )
+    problems.extend(unknown_keys(raw, _LINK_KEYS, where))
     templates = []
     for name in ("grafana", "runbook"):
         value = raw.get(name)

@@ -1,14 +1,19 @@
-"""acceptmon's settings: YAML (or command-line flags) → one frozen ``Settings``; every problem at once.
+"""acceptmon's settings: YAML and command-line flags → one frozen ``Settings``, parsed once.
 
-Invalid settings are reported whole: an operator fixing the file should not
-have to restart five times to find five typos. Everything that can be checked
-without the network is checked here (types, ``ssh://`` URLs, that SSH key and
-known_hosts files exist), because ``check-config``, ``run`` and a SIGHUP reload
-all come through ``load``: what it accepts must build, what it refuses never runs.
+Each section is read exactly once per load, into the typed value its stage
+uses (``DetectSettings``, ``NotifySettings``, ``WebSettings``, each source's
+``SSHSettings``), and every problem of every section goes to one list
+(``problems.Problems``), raised as one ``SettingsError``: an operator fixing
+the file should not have to restart five times to find five typos. Everything
+that can be checked without the network is checked here (types, ``ssh://``
+URLs, that SSH key, known_hosts, webhook and certificate files are readable),
+because ``check-config``, ``run`` and a SIGHUP reload all come through ``load``
+and then use what it returned: what it accepts runs, what it refuses never does.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,8 +21,12 @@ from typing import Any
 
 import yaml
 
-from acceptmon.text.printable import printable
-from acceptmon.text.suggest import shown, unknown_keys
+from acceptmon.detect.settings import DetectSettings, parse_detect_settings
+from acceptmon.notify.settings import NotifySettings
+from acceptmon.settings.problems import Problems
+from acceptmon.settings.sources import SourceSettings, parse_sources
+from acceptmon.settings.web import WebSettings, read_web_settings
+from acceptmon.text.suggest import shown
 
 DEFAULT_LISTEN = "127.0.0.1:9469"
 DEFAULT_STATE_DIR = "/var/lib/acceptmon"
@@ -29,7 +38,7 @@ DEFAULT_POLL_INTERVAL = 0.5
 #: a source): a scrape of this many stays well under 1 s. The rest are read and counted.
 DEFAULT_MAX_EXPORTED_SOURCES = 500
 
-_TOP_KEYS = {
+TOP_KEYS = {
     "listen",
     "state_dir",
     "poll_interval",
@@ -44,58 +53,14 @@ _TOP_KEYS = {
     "stall_after",
     "max_exported_sources",
 }
-_SOURCE_KEYS = {
-    "path",
-    "name",
-    "read_from_beginning",
-    "known_hosts",
-    "ssh_config",
-    "identity_file",
-    "accept_unknown_host_key",
-    "poll_interval",
-    "timezone",
-    "host",
-    "labels",
-    "hf_home",
-    "speculative",
-}
-#: ``speculative:`` keys, for a log whose start line acceptmon never saw (rotated away, --from-end).
-SPECULATIVE_KEYS = ("num_steps", "num_draft_tokens", "topk")
 
 
 class SettingsError(ValueError):
-    """Every problem found in a configuration, one per line."""
+    """Every problem found in the settings, one per line: the one error a settings load raises."""
 
     def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
+        self.problems = list(problems)
         super().__init__("invalid settings:\n" + "\n".join(f"  - {p}" for p in problems))
-
-
-@dataclass(frozen=True, slots=True)
-class SourceSettings:
-    """One log source: a path or glob, ``-``, ``journald:UNIT`` or ``ssh://…``."""
-
-    path: str
-    name: str
-    read_from_beginning: bool = True
-    options: tuple[tuple[str, Any], ...] = ()
-
-    @property
-    def kind(self) -> str:
-        if self.path == "-":
-            return "stdin"
-        if self.path.startswith("journald:"):
-            return "journald"
-        if self.path.startswith("ssh://"):
-            return "ssh"
-        return "file"
-
-    def option(self, key: str, default: Any = None) -> Any:
-        return dict(self.options).get(key, default)
-
-    def speculative(self) -> dict[str, int]:
-        """The declared speculative settings (``speculative:``), for runs without a start line."""
-        return dict(self.option("speculative", ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +74,12 @@ class Settings:
     sources: tuple[SourceSettings, ...] = ()
     read_draft_config: bool = True
     watch_files: tuple[str, ...] = ()
-    detect: Mapping[str, Any] = field(default_factory=dict)
-    notify: Mapping[str, Any] = field(default_factory=dict)
+    detect: DetectSettings = field(default_factory=DetectSettings)
+    #: None without a ``notify:`` section (or an empty one): no notifier runs.
+    notify: NotifySettings | None = None
     web_config_file: str | None = None  # exporter-toolkit web config: TLS, basic auth
+    #: The web config file as read at load time; None without ``web_config_file``.
+    web: WebSettings | None = None
     #: The series budget (``metrics/budget.py``): sources beyond it are read, not exported.
     max_exported_sources: int = DEFAULT_MAX_EXPORTED_SOURCES
 
@@ -120,19 +88,7 @@ class Settings:
         return host.strip("[]") or "0.0.0.0", int(port)
 
 
-#: Per-source keys only ``ssh://`` sources read (``sources/ssh/options.py`` checks them).
-_SSH_KEYS = {"known_hosts", "ssh_config", "identity_file", "accept_unknown_host_key", "poll_interval"}
-
-
-def _number(raw: Mapping[str, Any], key: str, default: float, problems: list[str], where: str) -> float:
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e9:  # NaN fails too
-        problems.append(f"{where}{key}: expected a positive number of seconds, got {shown(value)}")
-        return default
-    return float(value)
-
-
-def _count(raw: Mapping[str, Any], key: str, default: int, problems: list[str]) -> int:
+def _count(raw: Mapping[str, Any], key: str, default: int, problems: Problems) -> int:
     value = raw.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000:
         problems.append(f"{key}: expected a whole number from 1 to 1000000, got {shown(value)}")
@@ -140,15 +96,7 @@ def _count(raw: Mapping[str, Any], key: str, default: int, problems: list[str]) 
     return value
 
 
-def _bool(raw: Mapping[str, Any], key: str, default: bool, problems: list[str], where: str) -> bool:
-    value = raw.get(key, default)
-    if not isinstance(value, bool):
-        problems.append(f"{where}{key}: expected true or false (a YAML bool), got {shown(value)}")
-        return default
-    return value
-
-
-def _listen(value: Any, problems: list[str]) -> str:
+def _listen(value: Any, problems: Problems) -> str:
     """``HOST:PORT``; an IPv6 host in brackets; an empty host means every address."""
     text = value if isinstance(value, str) else ""
     host, sep, port = text.rpartition(":")
@@ -170,141 +118,25 @@ def _listen(value: Any, problems: list[str]) -> str:
     return text
 
 
-def _path_problem(path: str) -> str | None:
-    """What is wrong with a source path that the kinds themselves do not catch."""
-    if path.lower().startswith("ssh:") and not path.startswith("ssh://"):
-        return (
-            f"{path!r} is not an ssh:// URL: write ssh://[user@]host[:port]/absolute/path "
-            "(a local file named like this: ./" + path + ")"
-        )
-    if path.startswith("journald:") and not path[len("journald:") :].strip():
-        return "journald source needs a unit: journald:sglang.service"
-    if "\x00" in path:
-        return "contains a NUL character"
-    return None
-
-
-def _source(item: Any, i: int, default_begin: bool, problems: list[str]) -> SourceSettings | None:
-    where = f"sources[{i}]"
-    if isinstance(item, str):
-        item = {"path": item}
-    if not isinstance(item, Mapping):
-        problems.append(f"{where}: expected a path or a mapping with 'path', got {type(item).__name__}")
-        return None
-    problems += unknown_keys(item, _SOURCE_KEYS, where)
-    path = item.get("path")
-    if not isinstance(path, str) or not path.strip():
-        problems.append(
-            f"{where}.path: required, a file path or glob, '-', 'journald:UNIT' or 'ssh://host/path'"
-        )
-        return None
-    before = len(problems)
-    wrong = _path_problem(path)
-    if wrong:
-        problems.append(f"{where}.path: {wrong}")
-    begin = _bool(item, "read_from_beginning", default_begin, problems, f"{where}.")
-    name = item.get("name", path)
-    if not isinstance(name, str) or not name.strip():
-        problems.append(f"{where}.name: expected a non-empty string, got {shown(name)}")
-        name = path
-    name = printable(name)  # the 'source' label: a path's undecodable bytes and controls escaped
-    _source_identity(item, where, problems)
-    options = tuple(
-        sorted(
-            (
-                k,
-                tuple(sorted(v.items(), key=lambda kv: str(kv[0])))
-                if k in ("labels", "speculative") and isinstance(v, Mapping)
-                else v,
-            )
-            for k, v in item.items()
-            if isinstance(k, str) and k in _SOURCE_KEYS - {"path", "name", "read_from_beginning"}
-        )
-    )
-    source = SourceSettings(path=path, name=name, read_from_beginning=begin, options=options)
-    if source.kind == "ssh":
-        from acceptmon.sources.ssh.options import check_source
-
-        problems += check_source(path, dict(options), f"{where}.")
-    else:
-        problems += [f"{where}.{k}: only ssh:// sources use it" for k, _ in options if k in _SSH_KEYS]
-    return source if len(problems) == before else None
-
-
-def _source_identity(item: Mapping[str, Any], where: str, problems: list[str]) -> None:
-    """``timezone`` (an IANA name), ``host`` and ``labels`` (what alerts say about the source)."""
-    from acceptmon.labels import label_problems
-    from acceptmon.log_time import zone
-
-    tz = item.get("timezone")
-    if tz is not None:
-        if not isinstance(tz, str) or not tz:
-            problems.append(f"{where}.timezone: expected an IANA zone name such as Europe/Berlin")
-        else:
-            try:
-                zone(tz)
-            except ValueError as exc:
-                problems.append(f"{where}.timezone: {exc}")
-    host = item.get("host")
-    if host is not None and (not isinstance(host, str) or not host.strip()):
-        problems.append(f"{where}.host: expected a non-empty string")
-    if "labels" in item:
-        problems.extend(f"{where}.labels: {p}" for p in label_problems(item["labels"]))
-    _source_draft(item, where, problems)
-
-
-def _source_draft(item: Mapping[str, Any], where: str, problems: list[str]) -> None:
-    """``hf_home`` (where the Hugging Face cache of draft models is) and ``speculative``."""
-    hf = item.get("hf_home")
-    if hf is not None and (not isinstance(hf, str) or not hf.strip() or "\x00" in hf):
-        problems.append(
-            f"{where}.hf_home: expected a directory path (HF_HOME on the log's host), got {shown(hf)}"
-        )
-    spec = item.get("speculative")
-    if spec is None:
-        return
-    if not isinstance(spec, Mapping):
-        problems.append(
-            f"{where}.speculative: expected a mapping of {', '.join(SPECULATIVE_KEYS)}, got {shown(spec)}"
-        )
-        return
-    problems += unknown_keys(spec, set(SPECULATIVE_KEYS), f"{where}.speculative")
-    for key in SPECULATIVE_KEYS:
-        value = spec.get(key)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 64
-        ):
-            problems.append(
-                f"{where}.speculative.{key}: expected a whole number from 1 to 64, got {shown(value)}"
-            )
-
-
 def from_mapping(
     raw: Mapping[str, Any], extra_sources: list[str] | None = None, require_sources: bool = True
 ) -> Settings:
-    """Validate parsed settings; raise one ``SettingsError`` listing every problem."""
-    problems = unknown_keys(raw, _TOP_KEYS, "top level")
+    """Parse every section of ``raw`` once; raise one ``SettingsError`` listing every problem."""
+    problems = Problems()
+    problems.unknown(raw, TOP_KEYS, "top level")
     listen = _listen(raw.get("listen", DEFAULT_LISTEN), problems)
     state_dir = raw.get("state_dir", DEFAULT_STATE_DIR)
     if not isinstance(state_dir, str) or not state_dir.strip() or "\x00" in state_dir:
         problems.append(f"state_dir: expected a directory path, got {shown(state_dir)}")
         state_dir = DEFAULT_STATE_DIR
-    begin = _bool(raw, "read_from_beginning", True, problems, "")
+    begin = problems.flag(raw, "read_from_beginning", True)
     items = raw.get("sources")
     if items is None:
         items = []
     if not isinstance(items, list):
         problems.append(f"sources: expected a list, got {type(items).__name__}")
         items = []
-    sources = [_source(item, i, begin, problems) for i, item in enumerate([*items, *(extra_sources or [])])]
-    kept = tuple(s for s in sources if s is not None)
-    names = [s.name for s in kept]
-    for dup in sorted({n for n in names if names.count(n) > 1}):
-        problems.append(f"sources: the name {dup!r} is used twice; names become the 'source' label")
-    if sum(s.kind == "stdin" for s in kept) > 1:
-        problems.append("sources: standard input ('-') can be read only once")
-    if require_sources and not items and not extra_sources:
-        problems.append("no sources: name log files on the command line or under 'sources:'")
+    sources = parse_sources([*items, *(extra_sources or [])], begin, require_sources, problems)
     watch = raw.get("watch_files")
     if watch is None:
         watch = []
@@ -313,64 +145,64 @@ def from_mapping(
     ):
         problems.append(f"watch_files: expected a list of file paths, got {shown(watch)}")
         watch = []
-    sections: dict[str, Mapping[str, Any]] = {}
-    for section in ("detect", "notify"):
-        value = raw.get(section)
-        if value is not None and not isinstance(value, Mapping):
-            problems.append(f"{section}: expected a mapping, got {type(value).__name__}")
-        sections[section] = value if isinstance(value, Mapping) else {}
-    config = Settings(
+    detect, notify = problems.mapping(raw, "detect"), problems.mapping(raw, "notify")
+    poll = problems.seconds(raw, "poll_interval", DEFAULT_POLL_INTERVAL)
+    checkpoint = problems.seconds(raw, "checkpoint_interval", 5.0)
+    stall = problems.seconds(raw, "stall_after", 30.0)
+    draft = problems.flag(raw, "read_draft_config", True)
+    web_file, web = _web(raw.get("web_config_file"), problems)
+    budget = _count(raw, "max_exported_sources", DEFAULT_MAX_EXPORTED_SOURCES, problems)
+    settings = Settings(
         listen=listen,
         state_dir=state_dir,
-        poll_interval=_number(raw, "poll_interval", DEFAULT_POLL_INTERVAL, problems, ""),
-        checkpoint_interval=_number(raw, "checkpoint_interval", 5.0, problems, ""),
-        stall_after=_number(raw, "stall_after", 30.0, problems, ""),
-        sources=kept,
-        read_draft_config=_bool(raw, "read_draft_config", True, problems, ""),
+        poll_interval=poll,
+        checkpoint_interval=checkpoint,
+        stall_after=stall,
+        sources=sources,
+        read_draft_config=draft,
         watch_files=tuple(watch),
-        detect=dict(sections["detect"]),
-        notify=dict(sections["notify"]),
-        web_config_file=_web_config_file(raw.get("web_config_file"), problems),
-        max_exported_sources=_count(raw, "max_exported_sources", DEFAULT_MAX_EXPORTED_SOURCES, problems),
+        detect=parse_detect_settings(detect or {}, problems),
+        notify=_notify(notify, problems) if notify else None,
+        web_config_file=web_file,
+        web=web,
+        max_exported_sources=budget,
     )
-    problems += _section_problems(config)
     if problems:
         raise SettingsError(problems)
-    return config
+    return settings
 
 
-def _web_config_file(value: Any, problems: list[str]) -> str | None:
-    """Validate the exporter-toolkit web config now, so check-config refuses a broken one."""
+def _web(value: Any, problems: Problems) -> tuple[str | None, WebSettings | None]:
+    """The exporter-toolkit web config, read now, so check-config refuses a broken one."""
     if value is None:
-        return None
+        return None, None
     if not isinstance(value, str) or not value:
         problems.append("web_config_file: expected a file name")
-        return None
-    from acceptmon.settings.web import WebSettingsError, load_web_settings
-
+        return None, None
     try:
-        load_web_settings(value)
-    except WebSettingsError as exc:
-        problems += exc.problems
+        return value, read_web_settings(value, problems)
     except (ValueError, TypeError) as exc:  # e.g. a NUL inside a file name it names
         problems.append(f"web_config_file: {value!r} cannot be used ({type(exc).__name__})")
-    return value
+        return value, None
 
 
-def _section_problems(config: Settings) -> list[str]:
-    """Problems of the sections other modules own (they validate themselves)."""
-    problems: list[str] = []
-    from acceptmon.detect import DetectSettings
+def _notify(section: Mapping[str, Any], problems: Problems) -> NotifySettings:
+    """The ``notify:`` section, and whether each channel's secret can be read and looks right
+    (a problem names where the secret comes from, never its value). A channel whose
+    structure already has a problem under some key is not checked again under that key."""
+    from acceptmon.notify.settings import NotifySettingsError, parse_partial
+    from acceptmon.notify.urls import load_url
 
-    try:
-        DetectSettings.from_dict(config.detect)
-    except ValueError as exc:
-        problems += [line.strip(" -") for line in str(exc).splitlines()[1:] if line.strip()]
-    if config.notify:
-        from acceptmon.notify import check_notify_config
-
-        problems += check_notify_config(config.notify)
-    return problems
+    notify, found = parse_partial(section)
+    said = {p.partition(":")[0] for p in found}
+    for channel in notify.channels():
+        if channel.url_env or channel.url_file:
+            try:
+                load_url(channel, os.environ)
+            except NotifySettingsError as exc:
+                found += [p for p in exc.problems if p.partition(":")[0] not in said]
+    problems += found
+    return notify
 
 
 def load(
@@ -379,7 +211,7 @@ def load(
     overrides: Mapping[str, Any] | None = None,
     require_sources: bool = True,
 ) -> Settings:
-    """Read ``path`` (if any), add command-line sources and flags, validate.
+    """Read ``path`` (if any), add command-line sources and flags, and parse it all once.
 
     ``check-config``, ``run`` and a SIGHUP reload all come here, so what one
     accepts the others start; anything wrong is a ``SettingsError``, never a crash.

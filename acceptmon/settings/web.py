@@ -3,7 +3,8 @@
 Prometheus exporters share one file format for securing their HTTP endpoints
 (``--web.config.file``); acceptmon reads the same file so that the scrape
 job's ``scheme: https``/``basic_auth``/``tls_config`` work unchanged. The file
-is validated whole at load time, so ``check-config`` refuses a broken one.
+is read and validated whole once, with acceptmon's settings (``web_config_file``), so
+``check-config`` refuses a broken one and the server uses what was checked.
 Certificate and key files are re-read when they change (see ``TlsContext``).
 """
 
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from acceptmon.text.suggest import named, shown
 
 log = logging.getLogger("acceptmon.webconfig")
 
@@ -64,14 +67,6 @@ ALLOWED_HEADERS: dict[str, tuple[str, ...] | None] = {
 _BCRYPT = re.compile(r"^\$2[abxy]?\$(\d\d)\$[./A-Za-z0-9]{53}$")
 
 
-class WebSettingsError(ValueError):
-    """Every problem in a web configuration file, one per line."""
-
-    def __init__(self, path: str, problems: list[str]) -> None:
-        self.problems = [f"web config {path}: {p}" for p in problems]
-        super().__init__("\n".join(self.problems))
-
-
 @dataclass(frozen=True, slots=True)
 class TlsSettings:
     cert_file: str
@@ -95,33 +90,41 @@ class WebSettings:
         )
 
 
-def load_web_settings(path: str) -> WebSettings:
-    """Read and validate ``path``; raise ``WebSettingsError`` listing every problem."""
+def read_web_settings(path: str, problems: list[str]) -> WebSettings | None:
+    """Read and validate ``path`` (once per settings load); None, with every problem appended
+    as ``web config PATH: ...``, when it cannot be used."""
+    found: list[str] = []
+    web = _read(path, found)
+    problems += [f"web config {path}: {p}" for p in found]
+    return None if found else web
+
+
+def _read(path: str, problems: list[str]) -> WebSettings | None:
     try:
         raw = yaml.safe_load(Path(path).read_text()) or {}
     except OSError as exc:
-        raise WebSettingsError(path, [f"cannot read: {exc.strerror or exc}"]) from None
+        problems.append(f"cannot read: {exc.strerror or exc}")
+        return None
     except yaml.YAMLError as exc:
-        raise WebSettingsError(path, [f"not valid YAML: {exc}"]) from None
+        problems.append(f"not valid YAML: {exc}")
+        return None
     except ValueError:  # a NUL in the name, or bytes that are not UTF-8
-        raise WebSettingsError(path, ["cannot read: not a readable text file"]) from None
-    problems: list[str] = []
+        problems.append("cannot read: not a readable text file")
+        return None
     if not isinstance(raw, Mapping):
-        raise WebSettingsError(path, ["expected a mapping at the top level"])
+        problems.append("expected a mapping at the top level")
+        return None
     _unknown(raw, _TOP, "", problems)
     base = Path(path).resolve().parent
     tls = _tls(_section(raw, "tls_server_config", problems), base, problems)
     headers = _headers(_section(raw, "http_server_config", problems), problems)
     users = _users(raw.get("basic_auth_users"), problems)
-    config = WebSettings(tls=tls, users=users, headers=headers)
     if tls is not None and not problems:
         try:
             build_context(tls)
         except (OSError, ssl.SSLError, ValueError) as exc:
             problems.append(f"tls_server_config: cannot load the certificate, key or CA: {_why(exc)}")
-    if problems:
-        raise WebSettingsError(path, problems)
-    return config
+    return WebSettings(tls=tls, users=users, headers=headers)
 
 
 def _why(exc: BaseException) -> str:
@@ -141,9 +144,9 @@ def _section(raw: Mapping[str, Any], key: str, problems: list[str]) -> Mapping[s
 def _unknown(raw: Mapping[str, Any], known: set[str], where: str, problems: list[str]) -> None:
     for key in sorted(set(raw) - known, key=str):
         if key in _UNSUPPORTED:
-            problems.append(f"{where}{key}: an exporter-toolkit setting acceptmon does not support")
+            problems.append(f"{where}{named(key)}: an exporter-toolkit setting acceptmon does not support")
         else:
-            problems.append(f"{where}{key}: unknown key (known: {', '.join(sorted(known))})")
+            problems.append(f"{where}{named(key)}: unknown key (known: {', '.join(sorted(known))})")
 
 
 def _tls(raw: Mapping[str, Any], base: Path, problems: list[str]) -> TlsSettings | None:
@@ -164,7 +167,7 @@ def _tls(raw: Mapping[str, Any], base: Path, problems: list[str]) -> TlsSettings
     auth = raw.get("client_auth_type", "NoClientCert")
     if auth not in CLIENT_AUTH_TYPES:
         problems.append(
-            f"{where}client_auth_type: expected one of {', '.join(CLIENT_AUTH_TYPES)}, got {auth!r}"
+            f"{where}client_auth_type: expected one of {', '.join(CLIENT_AUTH_TYPES)}, got {shown(auth)}"
         )
         auth = "NoClientCert"
     if files["client_ca_file"] and auth == "NoClientCert":
@@ -180,7 +183,7 @@ def _tls(raw: Mapping[str, Any], base: Path, problems: list[str]) -> TlsSettings
     for key, default in (("min_version", "TLS12"), ("max_version", "TLS13")):
         value = raw.get(key, default)
         if value not in TLS_VERSIONS:
-            problems.append(f"{where}{key}: expected one of {', '.join(TLS_VERSIONS)}, got {value!r}")
+            problems.append(f"{where}{key}: expected one of {', '.join(TLS_VERSIONS)}, got {shown(value)}")
             value = default
         versions[key] = str(value)
     if TLS_VERSIONS[versions["min_version"]] > TLS_VERSIONS[versions["max_version"]]:
@@ -212,17 +215,19 @@ def _headers(raw: Mapping[str, Any], problems: list[str]) -> tuple[tuple[str, st
         proper = canonical.get(str(name).lower())
         if proper is None:
             problems.append(
-                f"{where}headers.{name}: this header cannot be set (allowed: {', '.join(ALLOWED_HEADERS)})"
+                f"{where}headers.{named(name)}: this header cannot be set (allowed: {', '.join(ALLOWED_HEADERS)})"
             )
             continue
         if value is None or value == "":
             continue  # blank: unset, as in exporter-toolkit
         if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
-            problems.append(f"{where}headers.{name}: expected a one-line string")
+            problems.append(f"{where}headers.{named(name)}: expected a one-line string")
             continue
         allowed = ALLOWED_HEADERS[proper]
         if allowed is not None and value.lower() not in allowed:
-            problems.append(f"{where}headers.{name}: expected one of {', '.join(allowed)}, got {value!r}")
+            problems.append(
+                f"{where}headers.{named(name)}: expected one of {', '.join(allowed)}, got {shown(value)}"
+            )
             continue
         out.append((proper, value))
     return tuple(out)
@@ -237,7 +242,7 @@ def _users(raw: Any, problems: list[str]) -> dict[str, str]:
     users = {}
     for name, hashed in raw.items():
         if not isinstance(name, str) or not name or ":" in name:
-            problems.append(f"basic_auth_users: {name!r} is not a valid user name")
+            problems.append(f"basic_auth_users: {shown(name)} is not a valid user name")
         elif not isinstance(hashed, str) or not _BCRYPT.match(hashed):
             # Never echo the value: it may be a plain-text password put there by mistake.
             problems.append(

@@ -26,8 +26,9 @@ from acceptmon.apps.agent import Agent
 from acceptmon.apps.agent import sources as factory
 from acceptmon.clock import ManualClock
 from acceptmon.detect import DetectSettings
-from acceptmon.notify import build_notifier, parse_notify_settings
-from acceptmon.settings import _SOURCE_KEYS, _TOP_KEYS, SettingsError, load
+from acceptmon.notify import build_notifier
+from acceptmon.settings import TOP_KEYS, SettingsError, load
+from acceptmon.settings.sources import SOURCE_KEYS
 
 EXAMPLES = 1500
 TMP = Path(tempfile.mkdtemp(prefix="acceptmon-fuzz-"))
@@ -38,8 +39,8 @@ HOOK_ENV = "ACCEPTMON_FUZZ_HOOK"
 
 DETECT_KEYS = {f.name for f in fields(DetectSettings)} - {"source_floors", "model_floors", "floor"}
 KEYS = sorted(
-    _TOP_KEYS
-    | _SOURCE_KEYS
+    TOP_KEYS
+    | SOURCE_KEYS
     | DETECT_KEYS
     | {"floors", "accept_len", "accept_rate", "models"}
     | {"slack", "webhook", "webhook_url_env", "webhook_url_file", "url_env", "url_file"}
@@ -96,7 +97,7 @@ def _source_item() -> st.SearchStrategy[Any]:
         st.sampled_from(MEANINGFUL),
         st.fixed_dictionaries(
             {"path": st.sampled_from(MEANINGFUL)},
-            optional={k: st.one_of(scalars, trees) for k in sorted(_SOURCE_KEYS - {"path"})},
+            optional={k: st.one_of(scalars, trees) for k in sorted(SOURCE_KEYS - {"path"})},
         ),
     )
 
@@ -107,7 +108,7 @@ documents = st.one_of(
     st.fixed_dictionaries(
         {},
         optional={
-            **{k: st.one_of(scalars, trees) for k in sorted(_TOP_KEYS)},
+            **{k: st.one_of(scalars, trees) for k in sorted(TOP_KEYS)},
             "sources": st.lists(_source_item(), max_size=3),
             "detect": st.dictionaries(st.sampled_from(KEYS), st.one_of(scalars, trees), max_size=4),
             "notify": st.dictionaries(
@@ -206,7 +207,7 @@ def _build_everything(path: Path) -> bool:
     for source_cfg in cfg.sources:
         factory.build(source_cfg, agent.clock).close()
     if cfg.notify:
-        build_notifier(parse_notify_settings(cfg.notify), TMP / "notify")
+        build_notifier(cfg.notify, TMP / "notify")
     return True
 
 

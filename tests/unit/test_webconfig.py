@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from acceptmon import settings as config_mod
-from acceptmon.settings.web import BasicAuth, WebSettingsError, load_web_settings
+from acceptmon.settings.web import BasicAuth, WebSettings, read_web_settings
 from tests.conftest import ROOT
 from tests.support.certs import Certs, make_certs
 
@@ -31,9 +31,16 @@ def write(tmp_path: Path, data: object) -> str:
 
 
 def problems(path: str) -> list[str]:
-    with pytest.raises(WebSettingsError) as exc:
-        load_web_settings(path)
-    return exc.value.problems
+    found: list[str] = []
+    assert read_web_settings(path, found) is None
+    return found
+
+
+def load_web_settings(path: str) -> WebSettings:
+    found: list[str] = []
+    web = read_web_settings(path, found)
+    assert web is not None and found == [], found
+    return web
 
 
 def test_full_config_loads_with_relative_paths(tmp_path: Path, certs: Certs) -> None:

@@ -43,7 +43,8 @@ from acceptmon.runs.ahead import AheadGuard
 from acceptmon.runs.codec import SnapshotStore
 from acceptmon.runs.draft_config import parse_config, read_draft_config, read_local
 from acceptmon.runs.watched_files import WatchedFiles
-from acceptmon.settings import Settings, SourceSettings
+from acceptmon.settings import Settings
+from acceptmon.settings.sources import SourceSettings
 from acceptmon.sources.base import Source, SourceHealth
 from acceptmon.sources.events import FileEvents
 from acceptmon.statefiles import ensure_private_dir
@@ -121,7 +122,7 @@ class Agent:
             zone=self._zone,
             ahead=AheadGuard(self.clock.now),
         )
-        self.detector = Detector(DetectSettings.from_dict(settings.detect))
+        self.detector = Detector(settings.detect)
         self.pipeline.consumers.append(self.detector)
         #: Per-run acceptance and the verdict, for /api/runs and /api/verdict.
         self.run_table = RunTable(self.tracker, self.detector.config)
@@ -243,9 +244,9 @@ class Agent:
         """A worker (not started) for the notifiers of ``settings``; raises ``NotifySettingsError``."""
         if not settings.notify:
             return None
-        from acceptmon.notify import NotifyWorker, build_notifier, parse_notify_settings
+        from acceptmon.notify import NotifyWorker, build_notifier
 
-        notifier = build_notifier(parse_notify_settings(settings.notify), self.state_dir / "notify")
+        notifier = build_notifier(settings.notify, self.state_dir / "notify")
         return NotifyWorker(notifier)
 
     def close(self) -> None:
@@ -364,7 +365,7 @@ class Agent:
             self.tracker.configure(
                 self._read_draft if settings.read_draft_config else None, self.watched.snapshot
             )
-            self._reconfigure_detector(DetectSettings.from_dict(settings.detect))
+            self._reconfigure_detector(settings.detect)
 
     def _swap_notifier(self, settings: Settings) -> None:
         """Stop the old worker (pending notifications stay on disk) and start the new one;

@@ -41,7 +41,6 @@ from acceptmon.model import Run
 from acceptmon.notify.payload import finding_json
 from acceptmon.notify.settings import NotifySettingsError
 from acceptmon.runs.codec import run_to_dict
-from acceptmon.settings.web import WebSettings, WebSettingsError, load_web_settings
 from acceptmon.statefiles import SYMLINKS
 
 log = logging.getLogger("acceptmon.agent.daemon")
@@ -148,7 +147,7 @@ def serve(agent: Agent, cfg: config_mod.Settings | None = None) -> HttpServer:
     """Bind and start the HTTP server for ``cfg`` (default: the agent's); OSError if it cannot bind."""
     cfg = cfg or agent.settings
     host, port = cfg.listen_addr()
-    web = _web_config(cfg.web_config_file)
+    web = cfg.web
     stats = ConnectionStats()
     routes = {
         "/metrics": metrics_route(lambda: _metrics(_fresh(agent), stats)),
@@ -203,15 +202,6 @@ def _restored(agent: Agent) -> Agent:
     if not agent.restored:
         raise HttpError(503, "starting: restoring the checkpoint\n")
     return agent
-
-
-def _web_config(path: str | None) -> WebSettings | None:
-    if not path:
-        return None
-    try:
-        return load_web_settings(path)
-    except WebSettingsError as exc:
-        raise config_mod.SettingsError(exc.problems) from None
 
 
 def _is_loopback(host: str) -> bool:
@@ -309,8 +299,8 @@ def _reload(
     agent.save_checkpoint()
     try:
         agent.reconfigure(cfg)
-    except NotifySettingsError as exc:
-        log.error("reload refused, keeping the running settings: %s", "; ".join(exc.problems))
+    except NotifySettingsError as exc:  # a webhook file or variable changed since the load
+        log.error("reload refused, keeping the running settings:\n%s", config_mod.SettingsError(exc.problems))
         _back_to(agent, http, server)
         return
     except Exception as exc:  # a file changed between the checks and the build: keep running

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from acceptmon.clock import Clock
-from acceptmon.settings import SourceSettings
+from acceptmon.settings.sources import SourceSettings
 from acceptmon.sources.base import Source
 from acceptmon.sources.events import FileEvents
 
@@ -34,7 +33,7 @@ def build(cfg: SourceSettings, clock: Clock, events: FileEvents | None = None) -
         source: Source = SSHSource(
             cfg.name,
             cfg.path,
-            ssh_settings(cfg),
+            cfg.ssh,
             clock=clock,
             draft_candidates=lambda path, snapshots: candidates(path, hub, snapshots),
         )
@@ -68,16 +67,6 @@ def local_hub(cfg: SourceSettings | None) -> str | None:
     from acceptmon.runs.draft_config import local_hub as hub
 
     return hub(str(hf_home))
-
-
-def ssh_settings(cfg: SourceSettings) -> Any:
-    """The loader has refused any problem ``from_options`` finds (``config.load``)."""
-    from acceptmon.sources.ssh.options import from_options
-
-    settings, problems = from_options(dict(cfg.options), f"{cfg.name}: ")
-    if problems:
-        raise ValueError("; ".join(problems))
-    return settings
 
 
 def host_reader(cfg: SourceSettings, source: Source) -> HostReader:

@@ -1,4 +1,4 @@
-"""SSH source settings and their resolution through ``~/.ssh/config``.
+"""SSH source settings, their one parser, and their resolution through ``~/.ssh/config``.
 
 The URL names a host or an alias; ``paramiko.SSHConfig`` turns it into the
 real hostname, user, port, identity files, ProxyJump chain and known_hosts
@@ -26,7 +26,7 @@ _DEFAULT_KEYS = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 
 @dataclass(frozen=True, slots=True)
 class SSHSettings:
-    """Per-source knobs (the config module fills these from YAML).
+    """Per-source knobs, read once from the source's YAML keys by ``parse_ssh_source``.
 
     ``known_hosts``/``identity_files`` override what the SSH config says;
     ``accept_unknown_host_key`` trusts (and records) a host key seen for the
@@ -50,16 +50,32 @@ class SSHSettings:
     settle: float = 0.5
 
 
-#: The per-source settings keys an ``ssh://`` source reads (see ``from_options``).
-def from_options(options: Mapping[str, Any], where: str = "") -> tuple[SSHSettings, list[str]]:
-    """A source's settings keys → ``SSHSettings`` and every problem (no network).
+def parse_ssh_source(url: str, options: Mapping[str, Any], where: str, problems: list[str]) -> SSHSettings:
+    """An ``ssh://`` source's settings keys → ``SSHSettings``; every problem found without
+    connecting (URL, types, files, the SSH config) is appended to ``problems``.
 
-    Types are checked and the named files must exist and be readable, so that
-    a typo is refused at ``check-config`` time, not found by a worker thread.
-    A ``known_hosts`` that does not exist yet is fine only with
-    ``accept_unknown_host_key`` (the first key seen is then written to it).
+    The named files must exist and be readable, so that a typo is refused at
+    ``check-config`` time, not found by a worker thread. A ``known_hosts`` that
+    does not exist yet is fine only with ``accept_unknown_host_key`` (the first
+    key seen is then written to it).
     """
-    problems: list[str] = []
+    try:
+        target = parse_ssh_url(url)
+    except SSHURLError as exc:
+        problems.append(f"{where}path: {exc}")
+        return SSHSettings()
+    before = len(problems)
+    settings = _options(options, where, problems)
+    if len(problems) > before:
+        return settings
+    try:
+        resolve(target, settings)
+    except (SSHURLError, ValueError, TypeError, OSError, paramiko.SSHException) as exc:
+        problems.append(f"{where}ssh_config: cannot resolve {target.host!r}: {exc}")
+    return settings
+
+
+def _options(options: Mapping[str, Any], where: str, problems: list[str]) -> SSHSettings:
     kwargs: dict[str, Any] = {}
     accept = options.get("accept_unknown_host_key", False)
     if isinstance(accept, bool):
@@ -86,23 +102,7 @@ def from_options(options: Mapping[str, Any], where: str = "") -> tuple[SSHSettin
         kwargs["identity_files" if key == "identity_file" else key] = (
             (value,) if key == "identity_file" else value
         )
-    return SSHSettings(**kwargs), problems
-
-
-def check_source(url: str, options: Mapping[str, Any], where: str = "") -> list[str]:
-    """Every problem of an ``ssh://`` source found without connecting: URL, settings, SSH config."""
-    try:
-        target = parse_ssh_url(url)
-    except SSHURLError as exc:
-        return [f"{where}path: {exc}"]
-    settings, problems = from_options(options, where)
-    if problems:
-        return problems
-    try:
-        resolve(target, settings)
-    except (SSHURLError, ValueError, TypeError, OSError, paramiko.SSHException) as exc:
-        return [f"{where}ssh_config: cannot resolve {target.host!r}: {exc}"]
-    return []
+    return SSHSettings(**kwargs)
 
 
 def _seconds(value: object) -> bool:

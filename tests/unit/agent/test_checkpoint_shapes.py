@@ -24,7 +24,8 @@ from acceptmon.apps.agent import Agent
 from acceptmon.apps.agent.daemon import _metrics
 from acceptmon.model import Run, SpecConfig
 from acceptmon.runs.codec import SnapshotStore
-from acceptmon.settings import Settings, SourceSettings
+from acceptmon.settings import Settings
+from acceptmon.settings.sources import SourceSettings
 from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 28, 9, 0, 0)

@@ -18,9 +18,9 @@ from acceptmon.settings import (
     DEFAULT_MAX_EXPORTED_SOURCES,
     Settings,
     SettingsError,
-    SourceSettings,
     from_mapping,
 )
+from acceptmon.settings.sources import SourceSettings
 from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 28, 9, 0, 0)

@@ -21,7 +21,8 @@ from acceptmon.apps.agent import Agent, checkpoint
 from acceptmon.apps.agent.daemon import _metrics
 from acceptmon.clock import ManualClock
 from acceptmon.notify.store import MessageStore
-from acceptmon.settings import Settings, SourceSettings
+from acceptmon.settings import Settings
+from acceptmon.settings.sources import SourceSettings
 from acceptmon.text import redact
 from tests.unit.agent.test_checkpoint_shapes import lines_total, write_log
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from acceptmon.detect import COLLAPSED, DROP, FLOOR, STALLED, Detector, DetectSettings
+from acceptmon.detect import COLLAPSED, DROP, FLOOR, STALLED, Detector, DetectSettings, Floor
 from acceptmon.detect.source import SourceState
 from acceptmon.model import ConfigDiff, Meta, Run, Shutdown, SpecConfig, SpecSample
 from tests.support.detect import LAYER_DIFF, LAYER_KEY, REVERT_DIFF, T0, Feed, make_run
@@ -122,7 +122,7 @@ def test_idle_intervals_do_not_count_as_collapse():
 
 
 def test_floor_per_source_fires_when_sustained():
-    cfg = DetectSettings.from_dict({"floors": {"sources": {"gpu-a": {"accept_len": 2.0}}}})
+    cfg = DetectSettings(source_floors=(("gpu-a", Floor(accept_len=2.0)),))
     det = Detector(cfg)
     feed = Feed(det)
     det.observe_run_start(make_run("A"))
@@ -254,7 +254,7 @@ def test_a_permanent_queue_ends_the_warm_up_at_its_cap():
 
 
 def test_a_floor_breach_ends_when_the_new_run_has_no_floor():
-    cfg = DetectSettings.from_dict({"floors": {"models": {"llama": {"accept_len": 2.0}}}})
+    cfg = DetectSettings(model_floors=(("llama", Floor(accept_len=2.0)),))
     det = Detector(cfg)
     feed = Feed(det)
     llama = replace(make_run("A"), spec=SpecConfig(num_steps=3, model_path="llama"))

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from acceptmon.detect import COLLAPSED, DRIFT, DROP, FLOOR, STALLED, Detector, DetectSettings
+from acceptmon.detect import COLLAPSED, DRIFT, DROP, FLOOR, STALLED, Detector, DetectSettings, Floor
 from acceptmon.detect.persist import decode_times, dump_finding, encode_times, load_finding
 from acceptmon.detect.series import Sliding
 from acceptmon.model import ConfigDiff, DecodeSample, Finding, Meta, Record, Run, SpecSample
@@ -173,7 +173,7 @@ def replay(
     return det, out
 
 
-CONFIG = DetectSettings.from_dict({"floors": {"sources": {"gpu-a": {"accept_len": 1.8}}}})
+CONFIG = DetectSettings(source_floors=(("gpu-a", Floor(accept_len=1.8)),))
 
 
 def test_the_incident_exercises_every_rule():

@@ -7,7 +7,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from acceptmon.apps.agent import Agent
-from acceptmon.settings import Settings, SourceSettings
+from acceptmon.settings import Settings
+from acceptmon.settings.sources import SourceSettings
 from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 28, 9, 0, 0)
