@@ -173,23 +173,30 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return daemon.run(args.config, args.sources, overrides)
     except SettingsError as exc:
-        where = f"{args.config}: " if args.config else ""
-        print(f"acceptmon: {where}{exc}", file=sys.stderr)
-        return startup.SETTINGS
+        return _settings_refused(args.config, exc)
     except startup.StartupError as exc:
         print(f"acceptmon: {exc}", file=sys.stderr)
         return exc.code
 
 
+def _settings_refused(path: str | None, exc: Exception) -> int:
+    """How ``check-config``, ``run`` and ``notify-test`` report refused settings: one style,
+    every problem, exit 2 (a SIGHUP reload logs the same ``SettingsError`` text)."""
+    from acceptmon.text.printable import printable_lines
+
+    where = f"{path}: " if path else ""
+    print(printable_lines(f"acceptmon: {where}{exc}"), file=sys.stderr)
+    return startup.SETTINGS
+
+
 def _check_config(args: argparse.Namespace) -> int:
     from acceptmon.settings import SettingsError, load
-    from acceptmon.text.printable import printable, printable_lines
+    from acceptmon.text.printable import printable
 
     try:
         cfg = load(args.config, args.sources)
     except SettingsError as exc:
-        print(printable_lines(f"acceptmon: {args.config}: {exc}"), file=sys.stderr)
-        return startup.SETTINGS
+        return _settings_refused(args.config, exc)
     kinds = ", ".join(f"{s.name} ({s.kind})" for s in cfg.sources) or "none"
     print(printable(f"{args.config}: OK; listen {cfg.listen}, state {cfg.state_dir}; sources: {kinds}"))
     return 0
@@ -202,8 +209,7 @@ def _notify_test(args: argparse.Namespace) -> int:
     try:
         cfg = load(args.config, require_sources=False)
     except SettingsError as exc:
-        print(f"acceptmon: {exc}", file=sys.stderr)
-        return 2
+        return _settings_refused(args.config, exc)
     ok, message = send_test_message(cfg.notify or NotifySettings())
     print(message, file=sys.stdout if ok else sys.stderr)
     return 0 if ok else 1
