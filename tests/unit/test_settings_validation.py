@@ -162,6 +162,8 @@ def test_detect_section_that_is_not_a_mapping() -> None:
 def test_notify_section_returns_problems_not_exceptions(section: Any) -> None:
     found = check_notify_config(section, env={"X": "https://hooks.slack.com/services/T/B/x"})
     assert found and all(isinstance(p, str) for p in found)
+    loaded = problems({"sources": ["/x.log"], "notify": section})  # the loader's one parse
+    assert loaded and all(isinstance(p, str) and p for p in loaded), loaded
 
 
 def test_an_internal_error_is_one_line_without_its_message(
