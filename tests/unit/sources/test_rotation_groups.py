@@ -27,6 +27,14 @@ def test_rotations_join_their_log_oldest_first_and_the_log_last() -> None:
     ]
 
 
+def test_rotation_check_is_by_prefix() -> None:
+    names = {"server.log", "server.log.1", "other.log", "server.log-20261201"}
+    assert rotation_base("server.log.1", names) == "server.log"
+    assert rotation_base("server.log-20261201", names) == "server.log"
+    assert rotation_base("server.log", names) is None
+    assert rotation_base("other.log", names) is None
+
+
 def test_a_rotation_of_a_rotation_belongs_to_the_log() -> None:
     assert rotation_base("x.log.1.1", {"x.log", "x.log.1"}) == "x.log"
     assert rotation_base("x.log.1", {"x.log.1"}) is None
