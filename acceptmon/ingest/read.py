@@ -71,11 +71,10 @@ def new_pipeline(
     readers: dict[str, FileReader] | None = None,
     *,
     run_table: bool = True,
-    year: int | None = None,
 ) -> tuple[Pipeline, RunTable]:
     """The reading commands' pipeline (saved draft configs, else each log's own host) with a
     run table as its consumer (unless ``run_table`` is False: then the table stays empty)."""
-    pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers or {}), year=year)
+    pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers or {}))
     table = RunTable(pipeline.tracker)
     if run_table:
         pipeline.consumers.append(table)
