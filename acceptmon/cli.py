@@ -37,32 +37,19 @@ def _zone(name: str | None) -> tzinfo | None:
 
 def _oneshot(args: argparse.Namespace) -> int:
     from acceptmon.apps import oneshot
-    from acceptmon.ingest import Pipeline
-    from acceptmon.ingest.findings import FindingLog
-    from acceptmon.ingest.read import mtime_hint
-    from acceptmon.text.printable import printable
 
     tz = _zone(args.timezone)
     if tz is None:
         return 2
-    from acceptmon.runs import RunTracker
-    from acceptmon.runs.draft_config import draft_reader
-
-    # The draft config.json is part of each run's snapshot, as in the agent.
-    tracker = RunTracker(draft_reader=draft_reader(args.draft_config or [], {}))
-    pipeline = Pipeline(tracker, year_hint=mtime_hint, zone=lambda _source: tz, year=args.year)
-    if args.format == "jsonl":
-        pipeline.consumers.append(oneshot.JsonlWriter(sys.stdout, pipeline.tracker))
-    findings = FindingLog(pipeline) if args.format == "findings" else None
-    names = args.name or None
-    problems = oneshot.run_files(pipeline, args.paths, names)
-    if args.format == "prom":
-        sys.stdout.write(oneshot.prom(pipeline))
-    elif findings is not None:
-        findings.write(sys.stdout)
-    for problem in problems:
-        print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
-    return 1 if problems and len(problems) == len(args.paths) else 0
+    return oneshot.main(
+        args.sources,
+        fmt=args.format,
+        tz=tz,
+        names=args.name,
+        year=args.year,
+        draft_config=args.draft_config,
+        ssh_config=args.ssh_config,
+    )
 
 
 def _runs(args: argparse.Namespace) -> int:
@@ -234,12 +221,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     one = sub.add_parser(
         "oneshot",
-        help="read log files to the end and print metrics or records",
-        description="Read log files to the end through the same pipeline the agent uses and print "
+        help="read logs to the end and print metrics or records",
+        description="Read logs to the end through the same pipeline the agent uses and print "
         "the Prometheus exposition the agent would serve (deterministic: no wall-clock values), "
-        "or one JSON object per recognised record.",
+        "or one JSON object per recognised record. A SOURCE is what `acceptmon runs` takes: a "
+        "file, a glob (quote it; rotations such as server.log.1 and server.log.2.gz join their "
+        "log, oldest first), '-' for standard input, or ssh://[user@]host[:port]/path-or-glob "
+        "(read once over SFTP).",
+        epilog="exit status: 0 read; 1 no file of any SOURCE could be read; 2 a SOURCE names "
+        "nothing readable or a flag is invalid",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    one.add_argument("paths", nargs="+", metavar="PATH", help="log files; '-' reads standard input")
+    one.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, glob, '-' or ssh:// URL")
     one.add_argument(
         "--format",
         choices=("prom", "jsonl", "findings"),
@@ -251,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--name",
         action="append",
         metavar="NAME",
-        help="source label for the PATH in the same position (default: the path as given)",
+        help="source label for the SOURCE in the same position (default: the path or URL as given; "
+        "a rotated set is one log and takes one NAME; a glob naming several logs cannot take one)",
     )
     one.add_argument(
         "--year",
@@ -260,19 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the latest year that puts no line after the "
         "file's modification time)",
     )
-    one.add_argument(
-        "--timezone",
-        metavar="ZONE",
-        help="IANA zone the logs' wall-clock timestamps are in (default: this host's, TZ honoured)",
-    )
-    one.add_argument(
-        "--draft-config",
-        metavar="PATH",
-        action="append",
-        help="a saved copy of the draft model's config.json as it was at a start: repeat it for each "
-        "start in order (the last counts for every later start). Default: the draft model path in "
-        "server_args, read on this host",
-    )
+    _log_flags(one)
     one.set_defaults(func=_oneshot)
 
     _add_runs(sub)

@@ -33,11 +33,10 @@ from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
 from acceptmon.detect.runstats import run_json
-from acceptmon.ingest.read import feed_file, new_pipeline
+from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.model import DecodeSample, Record, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
-from acceptmon.sources.ssh.files import opened
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -130,11 +129,9 @@ def _read(
         pipeline, table = new_pipeline(tz, draft_config, readers, run_table=runs)
         columns = _Columns(pipeline.tracker)
         pipeline.consumers.append(columns)
-        for lg in logs:
-            for path in lg.files:
-                problem = feed_file(pipeline, lg.name, path, lg.opener)
-                if problem:
-                    raise OSError(f"cannot read {problem}")
+        problems = read_logs(pipeline, logs)
+    if problems:
+        raise OSError(f"cannot read {problems[0]}")
     return columns, table
 
 

@@ -10,33 +10,56 @@ from __future__ import annotations
 import json
 import math
 import sys
+from datetime import tzinfo
 from typing import IO, Any
 
 from acceptmon.ingest import Pipeline
+from acceptmon.ingest.build import build_pipeline
+from acceptmon.ingest.findings import FindingLog
+from acceptmon.ingest.read import opened, read_logs
 from acceptmon.metrics.collect import render
 from acceptmon.model import KIND, Record, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
-from acceptmon.sources.lines import read_chunks
+from acceptmon.runs.draft_config import draft_reader
+from acceptmon.sources.files import InputError
 from acceptmon.text.printable import printable
 
+#: Exit status when no file of any SOURCE could be read.
+UNREADABLE = 1
+#: Exit status when a SOURCE names nothing readable (or a flag is invalid).
+BAD_SOURCE = 2
 
-def run_files(pipeline: Pipeline, paths: list[str], names: list[str] | None = None) -> list[str]:
-    """Feed every file; return the problems met (unreadable files) without stopping."""
-    problems: list[str] = []
-    for i, path in enumerate(paths):
-        name = printable(names[i] if names and i < len(names) else path)
-        try:
-            stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-        except OSError as exc:
-            problems.append(f"{printable(path)}: {exc.strerror or exc}")
-            continue
-        with stream:
-            for chunk, overlong in read_chunks(name, stream, "" if path == "-" else path):
-                pipeline.feed(chunk)
-                if overlong:
-                    pipeline.count_overlong(name, overlong)
-    return problems
+
+def main(
+    sources: list[str],
+    *,
+    fmt: str,
+    tz: tzinfo,
+    names: list[str] | None = None,
+    year: int | None = None,
+    draft_config: list[str] | None = None,
+    ssh_config: str | None = None,
+) -> int:
+    """Read every SOURCE to its end and print ``fmt`` (prom, jsonl or findings) to stdout."""
+    try:
+        with opened(sources, ssh_config, names) as (logs, readers):
+            # The draft config.json is part of each run's snapshot, as in the agent.
+            pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers), year=year)
+            if fmt == "jsonl":
+                pipeline.consumers.append(JsonlWriter(sys.stdout, pipeline.tracker))
+            findings = FindingLog(pipeline) if fmt == "findings" else None
+            problems = read_logs(pipeline, logs)
+    except InputError as exc:
+        print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
+        return BAD_SOURCE
+    if fmt == "prom":
+        sys.stdout.write(prom(pipeline))
+    elif findings is not None:
+        findings.write(sys.stdout)
+    for problem in problems:
+        print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
+    return UNREADABLE if problems and len(problems) == sum(len(lg.files) for lg in logs) else 0
 
 
 def _clean(value: Any) -> Any:
@@ -67,7 +90,8 @@ def record_json(record: Record, run_id: str | None = None) -> dict[str, Any]:
         out[name] = dict(value) if name == "extra" else value
     if isinstance(record, SpecSample):
         out["per_position"] = list(record.per_position)
-    return _clean(out)  # type: ignore[no-any-return]
+    cleaned: dict[str, Any] = _clean(out)
+    return cleaned
 
 
 class JsonlWriter:

@@ -1,27 +1,68 @@
-"""Reading logs into the run table: the agent's pipeline, files fed to their end in order."""
+"""SOURCEs read to their end: the one feeder of every command that reads logs once.
+
+``oneshot``, ``runs``, ``report``, ``backfill``, ``read_log``/``read_runs`` and
+``demo`` open their SOURCEs here (``opened``: the grammar of ``sources.files``,
+``ssh://`` through ``sources.ssh.files``, imported only when a SOURCE needs
+it) and feed each log's files, oldest first, through a pipeline from
+``ingest.build``. A file that cannot be read is a problem reported back, never a stop.
+"""
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime, tzinfo
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import replace
+from datetime import tzinfo
 
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
-from acceptmon.model import Chunk
-from acceptmon.runs import RunTracker
+from acceptmon.ingest.build import build_pipeline
 from acceptmon.runs.draft_config import draft_reader
 from acceptmon.sources.base import FileReader
-from acceptmon.sources.files import Log, Opener, open_log_file
-from acceptmon.sources.lines import read_chunks
+from acceptmon.sources.files import STDIN, InputError, Log, Opener, expand, open_local
+from acceptmon.sources.lines import READ_SIZE, read_chunks
+from acceptmon.sources.rotation import READ_ERRORS
+from acceptmon.sources.stdin import StreamSource
 from acceptmon.text.printable import printable
 
 
-def mtime_hint(chunk: Chunk) -> datetime | None:
-    """vLLM timestamps have no year; the file's modification time supplies it."""
-    try:
-        return datetime.fromtimestamp(os.stat(chunk.path).st_mtime, UTC) if chunk.path else None
-    except OSError:
-        return None
+@contextmanager
+def opened(
+    sources: list[str], ssh_config: str | None = None, names: list[str] | None = None
+) -> Iterator[tuple[list[Log], dict[str, FileReader]]]:
+    """Every SOURCE as logs (local or over SFTP) and the remote logs' file readers by log name;
+    InputError when one names nothing readable. Connections close on exit.
+
+    ``names`` label the SOURCEs in the same position (``oneshot --name``): a SOURCE that
+    names one log (a path, a rotated set, ``-``) takes its NAME; one naming several logs
+    cannot (InputError); SOURCEs past the last NAME keep their own names.
+    """
+    logs: list[Log] = []
+    readers: dict[str, FileReader] = {}
+    with ExitStack() as stack:
+        for i, source in enumerate(sources):
+            reader: FileReader | None = None
+            if source.startswith("ssh://"):
+                from acceptmon.sources.ssh.files import open_remote
+
+                remote = open_remote(source, ssh_config)
+                stack.callback(remote.close)
+                found, reader = remote.logs, remote.read_file
+            else:
+                found = expand(source)
+            if names and i < len(names):
+                found = [_named(source, found, names[i])]
+            logs += found
+            if reader is not None:
+                readers.update(dict.fromkeys((lg.name for lg in found), reader))
+        yield logs, readers
+
+
+def _named(source: str, logs: list[Log], name: str) -> Log:
+    if len(logs) != 1:
+        raise InputError(f"{printable(source)}: names {len(logs)} logs; one name cannot label them all")
+    return replace(logs[0], name=name)
 
 
 def new_pipeline(
@@ -31,27 +72,60 @@ def new_pipeline(
     *,
     run_table: bool = True,
 ) -> tuple[Pipeline, RunTable]:
-    """The agent's pipeline with a run table as its consumer (unless ``run_table`` is False:
-    then the table is returned empty and costs nothing)."""
-    tracker = RunTracker(draft_reader=draft_reader(draft_config or [], readers or {}))
-    pipeline = Pipeline(tracker, year_hint=mtime_hint, zone=lambda _s: tz)
-    table = RunTable(tracker)
+    """The reading commands' pipeline (saved draft configs, else each log's own host) with a
+    run table as its consumer (unless ``run_table`` is False: then the table stays empty)."""
+    pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers or {}))
+    table = RunTable(pipeline.tracker)
     if run_table:
         pipeline.consumers.append(table)
     return pipeline, table
 
 
 def feed_file(pipeline: Pipeline, name: str, path: str, opener: Opener | None = None) -> str | None:
-    """Feed one file to its end as source ``name``; the problem met, if any."""
+    """Feed one file (``-``: standard input) to its end as source ``name``; the problem met, if any."""
+    if path == STDIN:
+        return _feed_stdin(pipeline, name)
     try:
-        with (opener or open_log_file)(path) as stream:
-            for chunk, overlong in read_chunks(name, stream, "" if path == "-" else path):
+        with (opener or open_local)(path) as stream:
+            for chunk, overlong in read_chunks(name, stream, path):
                 pipeline.feed(chunk)
                 if overlong:
                     pipeline.count_overlong(name, overlong)
-    except (OSError, EOFError) as exc:
+    except READ_ERRORS as exc:
         return f"{printable(path)}: {getattr(exc, 'strerror', None) or exc}"
     return None
+
+
+def _feed_stdin(pipeline: Pipeline, name: str) -> str | None:
+    if sys.stdin is None:
+        return f"{STDIN}: no standard input"
+    source = StreamSource(name, sys.stdin.buffer, read_size=READ_SIZE, poll_bytes=READ_SIZE, wait=True)
+    overlong = 0
+    try:
+        while not source.ended:
+            for chunk in source.poll():
+                pipeline.feed(chunk)
+            health = source.health()
+            if health.overlong_lines > overlong:
+                pipeline.count_overlong(name, health.overlong_lines - overlong)
+                overlong = health.overlong_lines
+    finally:
+        source.close()
+    health = source.health()
+    return f"{STDIN}: {health.last_error}" if health.errors else None
+
+
+def read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] | None = None) -> list[str]:
+    """Feed every log, each file in order (``done`` is told each path read); the problems met."""
+    problems = []
+    for lg in logs:
+        for path in lg.files:
+            problem = feed_file(pipeline, lg.name, path, lg.opener)
+            if problem:
+                problems.append(problem)
+            if done is not None:
+                done(path)
+    return problems
 
 
 def collect(
@@ -62,5 +136,4 @@ def collect(
 ) -> tuple[Pipeline, RunTable, list[str]]:
     """Feed every log (each file of it in order) and return the run table and the problems met."""
     pipeline, table = new_pipeline(tz, draft_config, readers)
-    problems = [p for lg in logs for path in lg.files if (p := feed_file(pipeline, lg.name, path, lg.opener))]
-    return pipeline, table, problems
+    return pipeline, table, read_logs(pipeline, logs)

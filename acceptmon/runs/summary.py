@@ -1,41 +1,12 @@
-"""Per-run summaries of a log: what acceptance each server lifetime had.
+"""A run in words: its speculative settings and the change that opened it (tables, findings, the demo).
 
-Kept free of pandas on the default path so one-shot runs stay small; the
-numbers are medians and request-weighted means, the two that an operator
-compares across restarts.
+The numbers per run are ``detect.runstats.RunTable``'s, the one per-run summary.
 """
 
 from __future__ import annotations
 
-import statistics
-from dataclasses import dataclass, field
-from datetime import datetime
-
-from acceptmon.model import DecodeSample, Record, Run, SpecSample
-from acceptmon.runs import SEGMENT_KINDS, RunTracker
-
-
-@dataclass
-class RunSummary:
-    source: str
-    run_id: str
-    started: datetime | None
-    settings: str
-    change: str
-    accept_lens: list[float] = field(default_factory=list)
-    weights: list[int] = field(default_factory=list)
-    rates: list[float] = field(default_factory=list)
-    last_ts: datetime | None = None
-
-    @property
-    def intervals(self) -> int:
-        return len(self.accept_lens)
-
-    def median_len(self) -> float | None:
-        return statistics.median(self.accept_lens) if self.accept_lens else None
-
-    def mean_rate(self) -> float | None:
-        return statistics.fmean(self.rates) if self.rates else None
+from acceptmon.model import Run
+from acceptmon.runs import SEGMENT_KINDS
 
 
 def describe_segment(run: Run) -> str | None:
@@ -74,29 +45,3 @@ def describe_settings(run: Run) -> str:
     if not s.algorithm:
         return "no speculative decoding"
     return f"{s.algorithm} steps={s.num_steps} topk={s.eagle_topk} draft_tokens={s.num_draft_tokens}"
-
-
-class RunSummaries:
-    """A pipeline sink that builds one ``RunSummary`` per run."""
-
-    def __init__(self, tracker: RunTracker) -> None:
-        self._tracker = tracker
-        self.runs: dict[tuple[str, str], RunSummary] = {}
-
-    def __call__(self, record: Record) -> None:
-        if not isinstance(record, DecodeSample | SpecSample) or record.accept_len is None:
-            return
-        run = self._tracker.current(record.meta.source)
-        if run is None:
-            return
-        key = (run.source, run.run_id)
-        summary = self.runs.get(key)
-        if summary is None:
-            summary = self.runs[key] = RunSummary(
-                run.source, run.run_id, run.started, describe_settings(run), describe_change(run)
-            )
-        summary.accept_lens.append(record.accept_len)
-        summary.weights.append(record.running_req if isinstance(record, DecodeSample) else 1)
-        if record.accept_rate is not None:
-            summary.rates.append(record.accept_rate)
-        summary.last_ts = record.meta.ts or summary.last_ts

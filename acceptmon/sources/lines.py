@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import IO
+from typing import Protocol
 
 from acceptmon.model import Chunk
+
+
+class Readable(Protocol):
+    """What lines are read from: a file, a decompressing reader, an SFTP file, a pipe."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
 
 #: A line longer than this is dropped and counted, so one runaway writer
 #: cannot make the agent's memory grow without bound.
@@ -84,7 +91,7 @@ class LineSplitter:
 READ_SIZE = 1 << 20
 
 
-def read_chunks(source: str, stream: IO[bytes], path: str = "") -> Iterator[tuple[Chunk, int]]:
+def read_chunks(source: str, stream: Readable, path: str = "") -> Iterator[tuple[Chunk, int]]:
     """Yield (chunk, overlong lines dropped) until end of stream; a final unterminated line counts."""
     splitter = LineSplitter()
     lineno = 1

@@ -1,4 +1,8 @@
-"""Lines from a byte stream (stdin, a pipe): no positions, nothing to resume."""
+"""Lines from a byte stream (stdin, a pipe): no positions, nothing to resume.
+
+The one reader of standard input: the agent polls it (never blocking); the
+commands that read to the end (``oneshot -``, ``runs -``, ...) wait on it.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ class StreamSource:
 
     The descriptor is switched to non-blocking while we read it and switched
     back on close, since a terminal's or pipe's flags are shared with the
-    processes around us.
+    processes around us. With ``wait`` it is made blocking instead: a poll waits for
+    data (a command reading the stream to its end has nothing else to do).
     """
 
     def __init__(
@@ -31,6 +36,7 @@ class StreamSource:
         read_size: int = 1 << 16,
         poll_bytes: int = 4 << 20,
         max_line: int = MAX_LINE_BYTES,
+        wait: bool = False,
     ) -> None:
         self.name = name
         self._file = fileobj
@@ -38,7 +44,7 @@ class StreamSource:
         self._was_blocking = True
         if self._fd is not None:
             self._was_blocking = os.get_blocking(self._fd)
-            os.set_blocking(self._fd, False)
+            os.set_blocking(self._fd, wait)
         self._read_size = read_size
         self._poll_bytes = poll_bytes
         self._splitter = LineSplitter(max_line)
@@ -77,9 +83,15 @@ class StreamSource:
         self._health.read(used)
         if not lines:
             return []
-        chunk = Chunk(self.name, tuple(lines), self._lineno, None, self.name)
+        # No path: a stream has no file to take a modification time (a year) from.
+        chunk = Chunk(self.name, tuple(lines), self._lineno, None)
         self._lineno += len(lines)
         return [chunk]
+
+    @property
+    def ended(self) -> bool:
+        """Whether the stream reached its end (or failed)."""
+        return self._eof
 
     def commit(self, chunk: Chunk) -> None:
         """Nothing to remember: a stream cannot be re-read."""

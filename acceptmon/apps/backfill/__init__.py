@@ -25,13 +25,12 @@ from typing import Any
 from acceptmon.apps.backfill.openmetrics import Recorder
 from acceptmon.apps.backfill.window import TimeWindow
 from acceptmon.ingest import Pipeline
-from acceptmon.ingest.read import feed_file, new_pipeline
+from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.metrics.collect import store_metrics
 from acceptmon.model import TIME_AHEAD, Record
 from acceptmon.runs.ahead import AheadGuard
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
-from acceptmon.sources.ssh.files import opened
 from acceptmon.text.printable import printable
 
 #: Exit status when promtool is missing or fails (the OpenMetrics file is still written).
@@ -106,23 +105,20 @@ def collect(
     readers: dict[str, FileReader],
     labels: dict[str, str] | None = None,
 ) -> Sampler:
-    pipeline, _table = new_pipeline(tz, draft_config, readers)
+    pipeline, _table = new_pipeline(tz, draft_config, readers, run_table=False)
     # As in the agent: a time ahead of this host's clock is never a record's (nor a gauge's) time.
     pipeline.ahead = AheadGuard(time.time)
     sampler = Sampler(pipeline, step, labels)
     pipeline.sinks.append(sampler)
-    files = [(lg, path) for lg in logs for path in lg.files]
-    with _progress(files) as advance:
-        for lg, path in files:
-            problem = feed_file(pipeline, lg.name, path, lg.opener)
-            if problem:
-                print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
-            advance(path)
+    with _progress([path for lg in logs for path in lg.files]) as advance:
+        problems = read_logs(pipeline, logs, advance)
+    for problem in problems:
+        print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     sampler.finish()
     return sampler
 
 
-def _progress(files: list[tuple[Log, str]]) -> Any:
+def _progress(files: list[str]) -> Any:
     """A rich progress bar over files when stderr is a terminal; nothing otherwise."""
     from contextlib import contextmanager
 
@@ -133,7 +129,7 @@ def _progress(files: list[tuple[Log, str]]) -> Any:
             return
         from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-        sizes = {p: _size(p) for _, p in files}
+        sizes = {p: _size(p) for p in files}
         with Progress(
             TextColumn("backfill"),
             BarColumn(),

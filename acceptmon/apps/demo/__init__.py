@@ -7,12 +7,14 @@ import sys
 from importlib import resources
 from typing import Any
 
+from acceptmon.detect.runstats import RunStats, RunTable
 from acceptmon.ingest import Pipeline
+from acceptmon.ingest.build import build_pipeline
 from acceptmon.ingest.findings import FindingLog
+from acceptmon.ingest.read import read_logs
 from acceptmon.model import Finding
-from acceptmon.runs import DraftReader, RunTracker
-from acceptmon.runs.summary import RunSummaries, RunSummary
-from acceptmon.sources.lines import read_chunks
+from acceptmon.runs import DraftReader
+from acceptmon.sources.files import Log
 from acceptmon.text.printable import printable
 
 DEMO_LOG = "demo-eagle3-incident.log"
@@ -24,19 +26,23 @@ def _fmt(v: float | None, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
-def _rows(summaries: list[RunSummary]) -> list[list[str]]:
-    return [
-        [
-            s.run_id,
-            s.started.isoformat(sep=" ") if s.started else "-",
-            str(s.intervals),
-            _fmt(s.median_len(), ".2f"),
-            _fmt(s.mean_rate(), ".0%"),
-            s.settings,
-            s.change,
-        ]
-        for s in summaries
-    ]
+def _rows(runs: list[RunStats]) -> list[list[str]]:
+    """The columns of ``acceptmon runs``' table, from the same per-run numbers (``RunTable``)."""
+    rows = []
+    for s in runs:
+        median = s.median()
+        rows.append(
+            [
+                s.run.run_id,
+                s.run.started.isoformat(sep=" ") if s.run.started else "-",
+                str(s.intervals),
+                _fmt(median[0] if median else None, ".2f"),
+                _fmt(s.accept_rate(), ".0%"),
+                s.settings(),
+                s.change(),
+            ]
+        )
+    return rows
 
 
 HEADERS = ["run", "started", "intervals", "accept len (median)", "accept rate", "settings", "config change"]
@@ -53,16 +59,16 @@ def _snapshots() -> DraftReader:
     return read
 
 
-def replay() -> tuple[Pipeline, list[RunSummary], list[Finding]]:
-    pipeline = Pipeline(RunTracker(draft_reader=_snapshots()))
-    summaries = RunSummaries(pipeline.tracker)
-    pipeline.sinks.append(summaries)
+def replay() -> tuple[Pipeline, RunTable, list[Finding]]:
+    """The bundled log read to its end as ``acceptmon runs`` and ``oneshot`` read a log."""
+    pipeline = build_pipeline(draft=_snapshots())
+    table = RunTable(pipeline.tracker)
+    pipeline.consumers.append(table)
     findings = FindingLog(pipeline)
-    with resources.files("acceptmon.apps.demo.data").joinpath(DEMO_LOG).open("rb") as stream:
-        for chunk, _ in read_chunks(SOURCE, stream):
-            pipeline.feed(chunk)
+    with resources.as_file(resources.files("acceptmon.apps.demo.data").joinpath(DEMO_LOG)) as path:
+        read_logs(pipeline, [Log(SOURCE, (str(path),))])
     findings.detector.evaluate()
-    return pipeline, list(summaries.runs.values()), list(findings.findings.values())
+    return pipeline, table, list(findings.findings.values())
 
 
 def _finding_lines(findings: list[Finding]) -> list[str]:
@@ -77,8 +83,8 @@ def _finding_lines(findings: list[Finding]) -> list[str]:
 
 
 def main(plain: bool = False) -> int:
-    pipeline, summaries, findings = replay()
-    rows = [[printable(cell) for cell in row] for row in _rows(summaries)]
+    pipeline, runs, findings = replay()
+    rows = [[printable(cell) for cell in row] for row in _rows(runs.of(SOURCE))]
     stats = pipeline.store.stats(SOURCE).counters
     title = f"acceptmon demo — {SOURCE}: {int(stats['lines'])} lines, {int(stats['decode_batches'])} Decode intervals"
     if plain or not sys.stdout.isatty():

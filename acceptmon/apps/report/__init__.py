@@ -21,11 +21,10 @@ from acceptmon.apps.report.plots import Plot
 from acceptmon.apps.report.series import SeriesSink
 from acceptmon.detect.table import plain
 from acceptmon.ingest.findings import FindingLog
-from acceptmon.ingest.read import feed_file, new_pipeline
+from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.model import Finding
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
-from acceptmon.sources.ssh.files import opened
 from acceptmon.text.printable import printable
 
 #: Exit status when matplotlib is not installed.
@@ -68,11 +67,8 @@ def build(
     series = SeriesSink(pipeline.tracker)
     pipeline.consumers.append(series)
     finding_log = FindingLog(pipeline)
-    for lg in logs:
-        for path in lg.files:
-            problem = feed_file(pipeline, lg.name, path, lg.opener)
-            if problem:
-                print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
+    for problem in read_logs(pipeline, logs):
+        print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     finding_log.detector.evaluate()
     findings: list[Finding] = list(finding_log.findings.values())
     parts, plots = [], {}

@@ -18,10 +18,9 @@ from datetime import tzinfo
 from acceptmon.detect import table as render
 from acceptmon.detect.runstats import RunTable, run_json, verdict_json
 from acceptmon.ingest import Pipeline
-from acceptmon.ingest.read import collect
+from acceptmon.ingest.read import collect, opened
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
-from acceptmon.sources.ssh.files import opened
 from acceptmon.text.printable import printable
 
 #: Exit status when the latest run of some log is worse than its baseline.

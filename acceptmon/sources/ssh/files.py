@@ -1,4 +1,4 @@
-"""``ssh://`` SOURCEs for ``acceptmon runs``: read once over SFTP, as the agent would reach them.
+"""``ssh://`` SOURCEs read once over SFTP (``acceptmon oneshot``, ``runs``, ``report``, ...), as the agent reaches them.
 
 The agent's rules apply: ``~/.ssh/config`` (or ``--ssh-config``), strict
 host-key checking against known_hosts, keys or ssh-agent, ProxyJump. A glob
@@ -8,52 +8,41 @@ first, compressed ones decompressed on the fly. Nothing runs on the host.
 
 from __future__ import annotations
 
-import bz2
 import fnmatch
-import gzip
-import lzma
+import logging
 import posixpath
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import IO, cast
 
-from acceptmon.sources.base import MAX_CONFIG_BYTES, FileReader
-from acceptmon.sources.files import InputError, Log, expand, plain_name, rotation_groups
+from acceptmon.sources.base import MAX_CONFIG_BYTES
+from acceptmon.sources.files import InputError, Log
+from acceptmon.sources.lines import Readable
+from acceptmon.sources.rotation import decompressed, group_rotations, readable
 from acceptmon.sources.ssh.connect import ConnectError, Connection, connect
 from acceptmon.sources.ssh.fetch import read_over
 from acceptmon.sources.ssh.options import SSHSettings, resolve
 from acceptmon.sources.ssh.sftpfs import listdir_attr, remote_bytes
 from acceptmon.sources.ssh.url import SSHURLError, parse_ssh_url
 
-#: One SFTP read; paramiko pipelines requests within it.
-READ_BYTES = 1 << 20
+log = logging.getLogger("acceptmon.runs")
 
 
 @dataclass
 class RemoteLogs:
-    """The logs one ``ssh://`` SOURCE names, and the open connection that reads them."""
+    """The logs one ``ssh://`` SOURCE names (opened through this connection), and the connection."""
 
     conn: Connection
-    logs: list[Log]
+    logs: list[Log] = field(default_factory=list)
 
     @contextmanager
-    def open(self, path: str) -> Iterator[IO[bytes]]:
+    def open(self, path: str) -> Iterator[Readable]:
         with self.conn.sftp.open(remote_bytes(path), "rb") as f:
             f.prefetch()
-            raw = cast(IO[bytes], f)
-            ext = posixpath.splitext(path)[1].lower()
-            if ext == ".gz":
-                with gzip.GzipFile(fileobj=raw) as g:
-                    yield cast(IO[bytes], g)
-            elif ext == ".bz2":
-                with bz2.BZ2File(raw) as b:
-                    yield cast(IO[bytes], b)
-            elif ext in (".xz", ".lzma"):
-                with lzma.LZMAFile(raw) as x:
-                    yield cast(IO[bytes], x)
-            else:
-                yield raw
+            # paramiko's file reads and seeks as the codecs need; its stubs do not say IO[bytes].
+            with decompressed(cast(IO[bytes], f), path) as stream:
+                yield stream
 
     def read_file(self, path: str) -> bytes | None:
         """A small file beside the log (a draft config.json), or None."""
@@ -71,18 +60,25 @@ def open_remote(source: str, ssh_config: str | None = None) -> RemoteLogs:
         conn = connect(resolve(target, settings), settings.io_timeout)
     except (SSHURLError, ConnectError) as exc:
         raise InputError(str(exc)) from None
+    remote = RemoteLogs(conn)
     try:
         directory, pattern = posixpath.split(target.path)
         if not target.is_glob:
             conn.sftp.stat(remote_bytes(target.path))
-            return RemoteLogs(conn, [Log(source, (target.path,), url=source)])
+            remote.logs = [Log(source, (target.path,), remote.open, url=source)]
+            return remote
         entries = {e.filename: e for e in listdir_attr(conn.sftp, directory)}
-        names = sorted(n for n in entries if fnmatch.fnmatchcase(n, pattern) and _readable(n))
+        names = sorted(n for n in entries if fnmatch.fnmatchcase(n, pattern) and _readable(directory, n))
         if not names:
             raise InputError(f"{source}: matches no file")
-        return RemoteLogs(
-            conn, _group(source, directory, names, {n: entries[n].st_mtime or 0 for n in names})
-        )
+        prefix = source[: len(source) - len(posixpath.basename(source))]
+        paths = [posixpath.join(directory, n) for n in names]
+        groups = group_rotations(paths, lambda p: entries[posixpath.basename(p)].st_mtime or 0)
+        urls = [prefix + posixpath.basename(base) for base, _ in groups]
+        remote.logs = [
+            Log(url, files, remote.open, url=url) for url, (_, files) in zip(urls, groups, strict=True)
+        ]
+        return remote
     except InputError:
         conn.close()
         raise
@@ -91,35 +87,8 @@ def open_remote(source: str, ssh_config: str | None = None) -> RemoteLogs:
         raise InputError(f"{source}: {exc.strerror or type(exc).__name__}") from None
 
 
-def _readable(name: str) -> bool:
-    return plain_name(name) == name or posixpath.splitext(name)[1].lower() in (".gz", ".bz2", ".xz", ".lzma")
-
-
-def _group(source: str, directory: str, names: list[str], mtime: dict[str, int]) -> list[Log]:
-    prefix = source[: len(source) - len(posixpath.basename(source))]
-    paths = [posixpath.join(directory, n) for n in names]
-    groups = rotation_groups(paths, lambda p: mtime[posixpath.basename(p)])
-    urls = [prefix + posixpath.basename(base) for base, _ in groups]
-    return [Log(url, files, url=url) for url, (_, files) in zip(urls, groups, strict=True)]
-
-
-@contextmanager
-def opened(
-    sources: list[str], ssh_config: str | None = None
-) -> Iterator[tuple[list[Log], dict[str, FileReader]]]:
-    """Every SOURCE as logs (local or over SFTP) and the remote logs' file readers; InputError
-    when one names nothing readable. Connections close on exit."""
-    logs: list[Log] = []
-    remotes: list[RemoteLogs] = []
-    try:
-        for source in sources:
-            if source.startswith("ssh://"):
-                remote = open_remote(source, ssh_config)
-                remotes.append(remote)
-                logs += [replace(lg, opener=remote.open) for lg in remote.logs]
-            else:
-                logs += expand(source)
-        yield logs, {lg.name: r.read_file for r in remotes for lg in r.logs}
-    finally:
-        for remote in remotes:
-            remote.close()
+def _readable(directory: str, name: str) -> bool:
+    if readable(name):
+        return True
+    log.warning("%s: cannot decompress this format; skipped", posixpath.join(directory, name))
+    return False

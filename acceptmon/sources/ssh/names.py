@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from acceptmon.sources.rotation import is_compressed, is_rotated_name
+from acceptmon.sources.rotation import is_compressed, is_rotated_name, rotation_base
 from acceptmon.sources.tail.fs import DirEntry
 
 
@@ -35,4 +35,5 @@ def siblings_oldest_first(base: str, entries: list[DirEntry]) -> list[DirEntry]:
 def glob_matches(pattern: str, names: list[str]) -> list[str]:
     """Names matching a file-name glob, minus compressed files and rotated siblings of other matches."""
     hits = sorted(n for n in names if fnmatch.fnmatchcase(n, pattern) and not is_compressed(n))
-    return [n for n in hits if not any(o != n and is_rotated_name(o, n) for o in hits)]
+    present = set(hits)
+    return [n for n in hits if rotation_base(n, present) is None]

@@ -10,7 +10,6 @@ import pytest
 from acceptmon.clock import ManualClock
 from acceptmon.sources.events import FileEvents
 from acceptmon.sources.local import LocalSource
-from acceptmon.sources.matching import _rotation_of_another
 
 
 def lines(src: LocalSource) -> list[str]:
@@ -100,11 +99,3 @@ def test_without_events_for_the_directory_every_poll_looks(tmp_path: Path, stats
     clock.advance(0.25)
     lines(src)
     assert len([p for p in stats if p.endswith(".log")]) == 20
-
-
-def test_rotation_check_is_by_prefix() -> None:
-    names = {"server.log", "server.log.1", "other.log", "server.log-20261201"}
-    assert _rotation_of_another("server.log.1", names)
-    assert _rotation_of_another("server.log-20261201", names)
-    assert not _rotation_of_another("server.log", names)
-    assert not _rotation_of_another("other.log", names)
