@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from acceptmon.ingest import Pipeline
 from acceptmon.metrics.collect import render
-from acceptmon.model import KIND, Record, SpecSample
+from acceptmon.model import KIND, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
 from acceptmon.sources.lines import read_chunks
@@ -84,6 +84,9 @@ class JsonlWriter:
     def _run_id(self, source: str) -> str | None:
         run = self._tracker.current(source) if self._tracker is not None else None
         return run.run_id if run is not None else None
+
+    def observe_run_start(self, run: Run) -> None:
+        """Nothing to write: each record names its run."""
 
     def observe(self, record: Record) -> None:
         line = json.dumps(record_json(record, self._run_id(record.meta.source)), allow_nan=False)

@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acceptmon.apps.agent import Agent
-from acceptmon.apps.agent import sources as factory
 from acceptmon.clock import ManualClock
 from acceptmon.detect import DetectSettings
 from acceptmon.notify import build_notifier, parse_notify_settings
 from acceptmon.settings import _SOURCE_KEYS, _TOP_KEYS, SettingsError, load
+from acceptmon.sources import open_source
 
 EXAMPLES = 1500
 TMP = Path(tempfile.mkdtemp(prefix="acceptmon-fuzz-"))
@@ -204,7 +204,7 @@ def _build_everything(path: Path) -> bool:
         return False
     agent = Agent(cfg, clock=ManualClock())
     for source_cfg in cfg.sources:
-        factory.build(source_cfg, agent.clock).close()
+        open_source(source_cfg, agent.clock).close()
     if cfg.notify:
         build_notifier(parse_notify_settings(cfg.notify), TMP / "notify")
     return True

@@ -24,7 +24,7 @@ from typing import Any
 
 from acceptmon.apps.backfill.openmetrics import Recorder
 from acceptmon.apps.backfill.window import TimeWindow
-from acceptmon.ingest import Pipeline
+from acceptmon.ingest import PerRecord, Pipeline
 from acceptmon.ingest.read import feed_file, new_pipeline
 from acceptmon.metrics.collect import store_metrics
 from acceptmon.model import TIME_AHEAD, Record
@@ -110,7 +110,7 @@ def collect(
     # As in the agent: a time ahead of this host's clock is never a record's (nor a gauge's) time.
     pipeline.ahead = AheadGuard(time.time)
     sampler = Sampler(pipeline, step, labels)
-    pipeline.sinks.append(sampler)
+    pipeline.consumers.append(PerRecord(sampler))
     files = [(lg, path) for lg in logs for path in lg.files]
     with _progress(files) as advance:
         for lg, path in files:

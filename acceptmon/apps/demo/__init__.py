@@ -7,7 +7,7 @@ import sys
 from importlib import resources
 from typing import Any
 
-from acceptmon.ingest import Pipeline
+from acceptmon.ingest import PerRecord, Pipeline
 from acceptmon.ingest.findings import FindingLog
 from acceptmon.model import Finding
 from acceptmon.runs import DraftReader, RunTracker
@@ -56,7 +56,7 @@ def _snapshots() -> DraftReader:
 def replay() -> tuple[Pipeline, list[RunSummary], list[Finding]]:
     pipeline = Pipeline(RunTracker(draft_reader=_snapshots()))
     summaries = RunSummaries(pipeline.tracker)
-    pipeline.sinks.append(summaries)
+    pipeline.consumers.append(PerRecord(summaries))
     findings = FindingLog(pipeline)
     with resources.files("acceptmon.apps.demo.data").joinpath(DEMO_LOG).open("rb") as stream:
         for chunk, _ in read_chunks(SOURCE, stream):
