@@ -472,29 +472,30 @@ class Agent:
         """After each chunk, outside the lock: the run starts it held, in line order (the
         detector and the run table had them in their place already)."""
         self._dirty = True
-        if starts:
-            self._runs_started(starts)
+        for run in starts:
+            self._run_started(run)
 
-    def _runs_started(self, runs: list[Run]) -> None:
-        for run in runs:
-            if run.config is None and run.spec.slots is None and run.source not in self._unknown_warned:
-                self._unknown_warned.add(run.source)
-                log.warning(
-                    "%s: no server_args line seen for this run (rotated away, or read from the end): "
-                    "accept rates cannot be normalised; declare the source's speculative: {num_steps, "
-                    "num_draft_tokens, topk} (acceptmon_run_settings_unknown is 1 meanwhile)",
-                    run.source,
-                )
-        # Log time as "now": a backlog (agent deployed or down during the incident) read in
-        # one go must not look stalled; the detector judged each ending run in line.
-        self.evaluate(wall_clock=False)
-        for run in runs:
-            if self.notify_worker is not None:
-                self.notify_worker.note_run(run)
-            try:
-                self.snapshots.save(run)
-            except OSError as exc:
-                log.error("cannot save run snapshot for %s %s: %s", run.source, run.run_id, exc)
+    def _run_started(self, run: Run) -> None:
+        if run.config is None and run.spec.slots is None and run.source not in self._unknown_warned:
+            self._unknown_warned.add(run.source)
+            log.warning(
+                "%s: no server_args line seen for this run (rotated away, or read from the end): accept "
+                "rates cannot be normalised; declare the source's speculative: {num_steps, "
+                "num_draft_tokens, topk} (acceptmon_run_settings_unknown is 1 meanwhile)",
+                run.source,
+            )
+        # The ending run's verdict first, as the detector judged it in line: a backlog (agent
+        # deployed or down during the incident) is read in one go, and a later run of the
+        # same chunk may have resolved what it found already.
+        judged = self.detector.judged(run)
+        if judged is not None:
+            self.announce(judged)
+        if self.notify_worker is not None:
+            self.notify_worker.note_run(run)
+        try:
+            self.snapshots.save(run)
+        except OSError as exc:
+            log.error("cannot save run snapshot for %s %s: %s", run.source, run.run_id, exc)
 
     def _watched_changed(self) -> None:
         """A watched file changed without a restart (a draft config.json edit waits for one)."""
@@ -508,15 +509,18 @@ class Agent:
                     opened.append(run)
         for run in opened:
             log.warning("config of %s changed without a restart: new segment %s", run.source, run.run_id)
-        if opened:
-            self._runs_started(opened)
+            self._run_started(run)
 
     def evaluate(self, wall_clock: bool = True) -> list[Finding]:
         """Without ``wall_clock`` the log's own time is "now", so a backlog cannot look stalled."""
         with self.lock:
-            findings = [
-                self._identify(f) for f in self.detector.evaluate(datetime.now(UTC) if wall_clock else None)
-            ]
+            found = self.detector.evaluate(datetime.now(UTC) if wall_clock else None)
+        return self.announce(found)
+
+    def announce(self, found: list[Finding]) -> list[Finding]:
+        """Log, count and page what is new among ``found`` (every source's findings)."""
+        with self.lock:
+            findings = [self._identify(f) for f in found]
             if findings != self.findings:  # e.g. a stall, with no new line to mark the state dirty
                 self._dirty = True
         for f in findings:
