@@ -70,7 +70,8 @@ class Consumer(Protocol):
 
 class PerRecord:
     """A consumer that takes everything as records: each batch as its records (the bulk path's
-    gain is lost for it), and every Prefill record. For summaries too small to need batches."""
+    gain is lost for it; an exception ends its batch, counted once), and every Prefill record.
+    For summaries too small to need batches."""
 
     wants_prefill = True
 
