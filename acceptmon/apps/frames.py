@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from acceptmon.detect.runstats import run_json
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
-from acceptmon.model import DecodeSample, Record, SpecSample
+from acceptmon.model import DecodeSample, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
 
@@ -61,6 +61,9 @@ class _Columns:
         if text is None:
             text = self._ranks[ranks] = " ".join(f"{k.upper()}{v}" for k, v in ranks)
         return text
+
+    def observe_run_start(self, run: Run) -> None:
+        """Nothing to note: each interval looks its run up."""
 
     def observe_batch(self, batch: DecodeBatch) -> None:
         """A stretch of Decode lines, column by column (the fast path: no record objects)."""

@@ -18,7 +18,7 @@ from acceptmon.ingest.build import build_pipeline
 from acceptmon.ingest.findings import FindingLog
 from acceptmon.ingest.read import opened, read_logs
 from acceptmon.metrics.collect import render
-from acceptmon.model import KIND, Record, SpecSample
+from acceptmon.model import KIND, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
 from acceptmon.runs.draft_config import draft_reader
@@ -108,6 +108,9 @@ class JsonlWriter:
     def _run_id(self, source: str) -> str | None:
         run = self._tracker.current(source) if self._tracker is not None else None
         return run.run_id if run is not None else None
+
+    def observe_run_start(self, run: Run) -> None:
+        """Nothing to write: each record names its run."""
 
     def observe(self, record: Record) -> None:
         line = json.dumps(record_json(record, self._run_id(record.meta.source)), allow_nan=False)

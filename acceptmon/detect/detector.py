@@ -25,9 +25,16 @@ log = logging.getLogger("acceptmon.detect")
 class Detector:
     """Per-source acceptance rules over a stream of runs and samples."""
 
-    def __init__(self, config: DetectSettings | None = None) -> None:
+    def __init__(self, config: DetectSettings | None = None, *, judge_ending_runs: bool = False) -> None:
+        """``judge_ending_runs``: evaluate a source just before its next run starts, and keep what
+        that found for ``judged``. The agent evaluates on a timer and after each chunk, so a
+        backlog read in one go would otherwise start the next run before the ending one was
+        compared with its baseline (and announce nothing of a drop a later run resolved);
+        one-shot evaluates after every interval and needs none."""
         self.config = config or DetectSettings()
         self._sources: dict[str, SourceState] = {}
+        self._judge = judge_ending_runs
+        self._judged: dict[tuple[str, str], list[Finding]] = {}
 
     def _source(self, name: str) -> SourceState:
         state = self._sources.get(name)
@@ -37,7 +44,13 @@ class Detector:
 
     def observe_run_start(self, run: Run) -> None:
         """A server (re)start or config segment; ``run.diff`` is relative to ``previous_run_id``."""
+        if self._judge:
+            self._judged[(run.source, run.run_id)] = self.evaluate(source=run.source)
         self._source(run.source).start_run(run)
+
+    def judged(self, run: Run) -> list[Finding] | None:
+        """Every finding as it stood just before ``run`` started (``judge_ending_runs``), once."""
+        return self._judged.pop((run.source, run.run_id), None)
 
     def observe(self, record: Record) -> None:
         """One parsed record: Decode and vLLM spec lines are intervals; a graceful ``Shutdown``
@@ -108,4 +121,4 @@ class Detector:
         for run in current:
             state = self._sources.get(run.source)
             if state is None or state.current.run.run_id != run.run_id:
-                self.observe_run_start(run)
+                self._source(run.source).start_run(run)

@@ -85,19 +85,15 @@ class RunStats:
 
 
 class RunTable:
-    """A pipeline sink collecting ``RunStats`` per source, in run order."""
+    """A pipeline consumer collecting ``RunStats`` per source, in run order."""
 
     def __init__(self, tracker: RunTracker, config: DetectSettings | None = None) -> None:
         self._tracker = tracker
         self._edges = (config or DetectSettings()).load_buckets
         self.runs: dict[str, dict[str, RunStats]] = {}
-        tracker.on_run_start.append(self._started)
 
-    def _started(self, run: Run) -> None:
+    def observe_run_start(self, run: Run) -> None:
         self.runs.setdefault(run.source, {})[run.run_id] = RunStats(run)
-
-    def __call__(self, record: Record) -> None:
-        self.observe(record)
 
     def observe(self, record: Record) -> None:
         if not isinstance(record, DecodeSample | SpecSample) or record.accept_len is None:

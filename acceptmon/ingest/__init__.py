@@ -2,7 +2,12 @@
 
 ``Pipeline.feed`` is the single entry point for both one-shot mode and the
 live agent, so the golden tests of one-shot output also test the daemon's
-arithmetic. It holds no threads; the agent drives it from one consumer.
+arithmetic. It holds no threads; the live loop (``ingest.loop``) drives it.
+
+Its output goes to one list of consumers with one interface, in line order:
+run starts, kept records and Decode batches. ``feed`` also returns the run
+starts of the chunk, for what must wait until the chunk is in (the agent
+renders and announces findings then, never in the middle of one).
 
 Both run the bulk path (``ingest.bulk``): stretches of plain Decode lines become
 one ``DecodeBatch`` each, which the store and every consumer (the detector,
@@ -50,15 +55,38 @@ from acceptmon.runs.batch import DecodeBatch
 
 log = logging.getLogger("acceptmon.pipeline")
 
-RecordSink = Callable[[Record], None]
-
 
 class Consumer(Protocol):
-    """What takes the pipeline's output: each kept record, and each Decode batch whole."""
+    """What takes the pipeline's output, in line order: each run start, each kept record,
+    and each Decode batch whole. A consumer that also wants the Prefill records of stretches
+    that make no batch says so with a true ``wants_prefill`` attribute."""
+
+    def observe_run_start(self, run: Run) -> None: ...
 
     def observe(self, record: Record) -> None: ...
 
     def observe_batch(self, batch: DecodeBatch) -> None: ...
+
+
+class PerRecord:
+    """A consumer that takes everything as records: each batch as its records (the bulk path's
+    gain is lost for it; an exception ends its batch, counted once), and every Prefill record.
+    For summaries too small to need batches."""
+
+    wants_prefill = True
+
+    def __init__(self, take: Callable[[Record], object]) -> None:
+        self._take = take
+
+    def observe_run_start(self, run: Run) -> None:
+        """Runs reach it through its records' sources (``RunTracker.current``)."""
+
+    def observe(self, record: Record) -> None:
+        self._take(record)
+
+    def observe_batch(self, batch: DecodeBatch) -> None:
+        for record in batch.records():
+            self._take(record)
 
 
 YearHint = Callable[[Chunk], "datetime | None"]
@@ -91,12 +119,11 @@ class Pipeline:
         self._year = year
         self.bulk = bulk
         self.ahead = ahead
-        #: Given every kept record and every Decode batch (the detector, the jsonl writer).
+        #: Given every run start, kept record and Decode batch (the detector, the run table, …).
         self.consumers: list[Consumer] = []
-        #: Called with every kept record; a batch is handed on as its records (tests, the demo).
-        self.sinks: list[RecordSink] = []
-        self.tracker.on_run_start.append(self._run_started)
         self._logged: set[tuple[str, str]] = set()
+        #: The run starts of the chunk being fed (``feed`` returns them).
+        self._starts: list[Run] = []
 
     def _parser(self, chunk: Chunk) -> LineParser:
         source = chunk.source
@@ -111,10 +138,13 @@ class Pipeline:
         year_hint, latest = self._year_hint, self._latest
         return lambda: year_hint(latest[source]) if year_hint else None
 
-    def feed(self, chunk: Chunk) -> None:
-        """Process every line of ``chunk``."""
+    def feed(self, chunk: Chunk) -> list[Run]:
+        """Process every line of ``chunk``; return the runs it started, in line order (the
+        consumers have had each already, in its place among the records)."""
         parser = self._parser(chunk)
         self.store.stats(chunk.source).counters["lines"] += len(chunk.lines)
+        starts: list[Run] = []
+        self._starts = starts
         try:
             if self.bulk:
                 bulk.feed(self, chunk, parser)
@@ -122,6 +152,8 @@ class Pipeline:
                 self._feed_records(chunk, parser)
         except Exception as exc:  # outside any one record's handling: the rest of the chunk
             self.contained(chunk.source, chunk.lineno, exc)
+        self._starts = []
+        return starts
 
     def _feed_records(self, chunk: Chunk, parser: LineParser) -> None:
         parse, route = parser.parse, self.route
@@ -192,19 +224,14 @@ class Pipeline:
 
     @property
     def wants_prefill(self) -> bool:
-        """Whether anyone takes Prefill records (the bulk path then hands them on)."""
-        return bool(self.sinks) or any(getattr(c, "wants_prefill", False) for c in self.consumers)
+        """Whether any consumer takes Prefill records (the bulk path then hands them on)."""
+        return any(getattr(c, "wants_prefill", False) for c in self.consumers)
 
     def sink(self, record: Record) -> None:
-        """Hand one kept record to every consumer and sink (each contained)."""
+        """Hand one kept record to every consumer (each contained)."""
         for consumer in self.consumers:
             try:
                 consumer.observe(record)
-            except Exception as exc:
-                self.contained(record.meta.source, record.meta.lineno, exc)
-        for sink in self.sinks:
-            try:
-                sink(record)
             except Exception as exc:
                 self.contained(record.meta.source, record.meta.lineno, exc)
 
@@ -228,19 +255,14 @@ class Pipeline:
                 consumer.observe_batch(batch)
             except Exception as exc:
                 self.contained(batch.source, batch.lineno, exc)
-        if self.sinks:
-            for record in batch.records():
-                for sink in self.sinks:
-                    try:
-                        sink(record)
-                    except Exception as exc:
-                        self.contained(record.meta.source, record.meta.lineno, exc)
 
     def _track(self, record: Record) -> Record | None:
         """Run tracking and the store; None when the record is an error (counted)."""
         tracker, store = self.tracker, self.store
         if type(record) is DecodeSample:
-            record = tracker.observe(record)
+            record, started = tracker.observe(record)
+            if started is not None:
+                self._started(started)
             run = tracker.current(record.meta.source)
             assert run is not None and isinstance(record, DecodeSample)
             if record.accept_len is not None and not _in_range(record.accept_len, run):
@@ -259,11 +281,11 @@ class Pipeline:
         counters = self.store.stats(source).counters
         if isinstance(record, Shutdown | Crash):
             was_ended = self.tracker.ended(source)
-            self.tracker.observe(record)
+            self._observe(record)
             if not was_ended:
                 counters["server_crashes" if isinstance(record, Crash) else "server_shutdowns"] += 1
             return
-        self.tracker.observe(record)
+        self._observe(record)
         if isinstance(record, ServerStart):
             counters["server_starts"] += 1
         elif isinstance(record, SpecSample):
@@ -271,8 +293,25 @@ class Pipeline:
         elif isinstance(record, PrefillSample):
             self.store.prefill(record)
 
-    def _run_started(self, run: Run) -> None:
+    def _observe(self, record: Record) -> None:
+        started = self.tracker.observe(record)[1]
+        if started is not None:
+            self._started(started)
+
+    def _started(self, run: Run) -> None:
+        """A line opened a run: handed on before that line's record, and returned by ``feed``."""
+        self.run_started(run)
+        self._starts.append(run)
+
+    def run_started(self, run: Run) -> None:
+        """A run start: the store, then every consumer (each contained). Called directly for
+        a run no line opens (an edited watched file: ``RunTracker.new_segment``)."""
         self.store.stats(run.source).run = run
+        for consumer in self.consumers:
+            try:
+                consumer.observe_run_start(run)
+            except Exception as exc:
+                self.contained(run.source, run.started_lineno, exc)
 
     def checkpoint(self) -> dict[str, Any]:
         return {"store": self.store.checkpoint()}

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import IO
 
 from acceptmon.ingest import Pipeline
-from acceptmon.model import DecodeSample, Finding, Record, SpecSample
+from acceptmon.model import DecodeSample, Finding, Record, Run, SpecSample
 from acceptmon.runs.batch import DecodeBatch
 
 
@@ -21,8 +21,10 @@ class FindingLog:
         self.detector = Detector()
         self._store = pipeline.store
         self.findings: dict[str, Finding] = {}
-        pipeline.tracker.on_run_start.append(self.detector.observe_run_start)
         pipeline.consumers.append(self)
+
+    def observe_run_start(self, run: Run) -> None:
+        self.detector.observe_run_start(run)
 
     def observe(self, record: Record) -> None:
         self.detector.observe(record)

@@ -227,7 +227,6 @@ class RunTracker:
         self._read_draft = draft_reader
         self._read_watched = watched_reader
         self._history = history
-        self.on_run_start: list[Callable[[Run], None]] = []
 
     def configure(
         self, draft_reader: DraftReader | None, watched_reader: Callable[[], dict[str, Any]] | None
@@ -256,29 +255,35 @@ class RunTracker:
     def sources(self) -> list[str]:
         return sorted(self._sources)
 
-    def observe(self, record: Record) -> Record:
-        """Update run state from ``record``; return it enriched (normalised rate)."""
+    def observe(self, record: Record) -> tuple[Record, Run | None]:
+        """Update run state from ``record``; return it enriched (normalised rate), and the run
+        it started if it started one (a record starts at most one).
+
+        Returned, not called back: whoever feeds the tracker hands the start on in line order
+        (``ingest.Pipeline``), and nothing runs in the middle of the tracker's own update.
+        """
         source = record.meta.source
         state = self._sources.get(source)
         if state is None:
             state = self._sources[source] = SourceRuns()
+        started = None
         if isinstance(record, ServerStart):
-            self._start(state, record)
+            started = self._start(state, record)
         elif state.current is None:
             declared = self._declared(source) if self._declared else None
-            self._open(state, source, record, None, declared, kind="log")
+            started = self._open(state, source, record, None, declared, kind="log")
             if isinstance(record, SpecParamsUpdate | RuntimeChange):
-                return record  # the run it changes begins here: nothing to segment
+                return record, started  # the run it changes begins here: nothing to segment
         if isinstance(record, DecodeSample):
-            return self._enrich(state, record)
+            return self._enrich(state, record), started
         if isinstance(record, Shutdown | Crash):
             state.ended = True
             state.crashed = state.crashed or isinstance(record, Crash)
         elif isinstance(record, SpecParamsUpdate):
-            self._adapt(state, record)
+            started = self._adapt(state, record)
         elif isinstance(record, RuntimeChange):
-            self._runtime(state, record)
-        return record
+            started = self._runtime(state, record)
+        return record, started
 
     def _enrich(self, state: SourceRuns, sample: DecodeSample) -> DecodeSample:
         run = state.current
@@ -287,14 +292,14 @@ class RunTracker:
         rate = normalised_rate(sample.accept_len, run.spec)
         return replace(sample, accept_rate=rate) if rate is not None else sample
 
-    def _start(self, state: SourceRuns, record: ServerStart) -> None:
+    def _start(self, state: SourceRuns, record: ServerStart) -> Run:
         settings = settings_from_args(record.args)
         draft = None
         # A single-file draft (llama.cpp's GGUF) keeps its config inside the file: no config.json.
         if self._read_draft is not None and settings.draft_model_path and not _single_file(settings):
             draft = self._read_draft(record.meta.source, settings.draft_model_path)
         watched = self._read_watched() if self._read_watched is not None else None
-        self._open(state, record.meta.source, record, snapshot(record.args, draft, watched), settings)
+        return self._open(state, record.meta.source, record, snapshot(record.args, draft, watched), settings)
 
     def _open(
         self,
@@ -305,7 +310,7 @@ class RunTracker:
         settings: SpecConfig | None = None,
         kind: str = "start",
         reason: str = "",
-    ) -> None:
+    ) -> Run:
         state.seq += 1
         prev = state.current
         base = prev
@@ -326,8 +331,7 @@ class RunTracker:
         state.previous, state.current = prev, run
         state.ended = state.crashed = False
         state.history = [*state.history[-(self._history - 1) :], run]
-        for hook in self.on_run_start:
-            hook(run)
+        return run
 
     def new_segment(self, source: str, watched: dict[str, Any]) -> Run | None:
         """Watched files changed while the server runs: open a segment if the snapshot differs.
@@ -346,8 +350,7 @@ class RunTracker:
         if config.hash == run.config.hash:
             return None
         marker = ServerReady(Meta(source, run.started_lineno, None))
-        self._open(state, source, marker, config, run.spec, "watched", "watched files changed")
-        return state.current
+        return self._open(state, source, marker, config, run.spec, "watched", "watched files changed")
 
     def checkpoint(self) -> dict[str, Any]:
         from acceptmon.runs.codec import run_to_dict
@@ -373,11 +376,11 @@ class RunTracker:
             st.previous = run_from_dict(d["previous"]) if d.get("previous") else None
             st.history = [r for r in (st.previous, st.current) if r is not None]
 
-    def _adapt(self, state: SourceRuns, update: SpecParamsUpdate) -> None:
+    def _adapt(self, state: SourceRuns, update: SpecParamsUpdate) -> Run | None:
         """Adaptive spec changed the active steps (chains draft steps + 1 tokens): a segment."""
         run = state.current
         if run is None or state.ended or update.steps_after == run.spec.num_steps:
-            return
+            return None
         s = run.spec
         drafts = update.steps_after + 1 if (s.eagle_topk or 1) == 1 else s.num_draft_tokens
         settings = replace(s, num_steps=update.steps_after, num_draft_tokens=drafts)
@@ -388,9 +391,9 @@ class RunTracker:
                 args["speculative_num_draft_tokens"] = drafts
             config = self._resnap(config, args, config.runtime)
         reason = f"steps {update.steps_before} -> {update.steps_after}"
-        self._open(state, run.source, update, config, settings, "spec_params", reason)
+        return self._open(state, run.source, update, config, settings, "spec_params", reason)
 
-    def _runtime(self, state: SourceRuns, change: RuntimeChange) -> None:
+    def _runtime(self, state: SourceRuns, change: RuntimeChange) -> Run | None:
         """A weight update or a run-time config change: a segment with its own snapshot and diff.
 
         Only rank 0's line counts (each rank prints one). A config change that changes
@@ -398,7 +401,7 @@ class RunTracker:
         """
         run = state.current
         if run is None or state.ended or not _rank0(change.meta.ranks):
-            return
+            return None
         config, settings = run.config, run.spec
         if change.kind == "weight_update":
             if config is not None:
@@ -406,22 +409,25 @@ class RunTracker:
                 config = self._resnap(
                     config, config.server_args, {**config.runtime, "weight_updates": updates + 1}
                 )
-            self._open(state, run.source, change, config, settings, "weight_update", "Update weights end.")
-            return
+            return self._open(
+                state, run.source, change, config, settings, "weight_update", "Update weights end."
+            )
         if config is None:
-            return  # no snapshot to change: nothing to diff against
+            return None  # no snapshot to change: nothing to diff against
         known = change.kind == "global_args"  # every arg printed: only the start line's keys
         new = {k: v for k, v in change.changes.items() if not known or k in config.server_args}
         new = {k: v for k, v in new.items() if k not in VOLATILE_ARGS}
         args = {**config.server_args, **new}
         after = self._resnap(config, args, config.runtime)
         if after.hash == config.hash:
-            return
+            return None
         changed = sorted(k for k in new if config.server_args.get(k, object()) != args[k])
         reason = (
             "set " + ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
         )
-        self._open(state, run.source, change, after, settings_from_args(args), "config_override", reason)
+        return self._open(
+            state, run.source, change, after, settings_from_args(args), "config_override", reason
+        )
 
     @staticmethod
     def _resnap(config: ConfigSnapshot, args: dict[str, Any], runtime: dict[str, Any]) -> ConfigSnapshot:

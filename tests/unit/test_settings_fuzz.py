@@ -23,12 +23,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acceptmon.apps.agent import Agent
-from acceptmon.apps.agent import sources as factory
 from acceptmon.clock import ManualClock
 from acceptmon.detect import DetectSettings
 from acceptmon.notify import build_notifier
 from acceptmon.settings import TOP_KEYS, SettingsError, load
 from acceptmon.settings.sources import SOURCE_KEYS
+from acceptmon.sources import open_source
 
 EXAMPLES = 1500
 TMP = Path(tempfile.mkdtemp(prefix="acceptmon-fuzz-"))
@@ -205,7 +205,7 @@ def _build_everything(path: Path) -> bool:
         return False
     agent = Agent(cfg, clock=ManualClock())
     for source_cfg in cfg.sources:
-        factory.build(source_cfg, agent.clock).close()
+        open_source(source_cfg, agent.clock).close()
     if cfg.notify:
         build_notifier(cfg.notify, TMP / "notify")
     return True

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from acceptmon.apps.agent import sources as factory
 from acceptmon.clock import ManualClock
 from acceptmon.detect import DetectSettings
 from acceptmon.detect.settings import parse_detect_settings
 from acceptmon.notify import check_notify_config
 from acceptmon.settings import SettingsError, from_mapping
+from acceptmon.sources import open_source
 
 
 def problems(raw: dict[str, Any]) -> list[str]:
@@ -52,7 +52,7 @@ def test_bad_ssh_urls_are_refused(url: str, needle: str) -> None:
 @pytest.mark.parametrize("url", ["ssh://ops@[::1]:2222/var/log/x.log", "ssh://gpu7:1/var/log/*.log"])
 def test_good_ssh_urls_load_and_build(url: str) -> None:
     cfg = from_mapping(one_source(url))
-    factory.build(cfg.sources[0], ManualClock()).close()
+    open_source(cfg.sources[0], ManualClock()).close()
 
 
 def test_ssh_options_are_checked_at_load_time(tmp_path: Path) -> None:

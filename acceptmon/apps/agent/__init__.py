@@ -28,23 +28,23 @@ from typing import Any
 
 from acceptmon import log_time
 from acceptmon.apps.agent import checkpoint, checkpoint_schema
-from acceptmon.apps.agent import sources as factory
 from acceptmon.apps.agent.catchup import CatchUp
 from acceptmon.apps.agent.checkpoint_schema import Checkpoint, CheckpointInvalid
 from acceptmon.apps.agent.history import HistoryFilter
 from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.detect import Detector, DetectSettings
 from acceptmon.detect.runstats import RunTable
-from acceptmon.ingest import Pipeline
+from acceptmon.ingest.build import build_pipeline
+from acceptmon.ingest.loop import Loop
 from acceptmon.labels import SourceIdentity
 from acceptmon.model import Finding, Run, SpecConfig
-from acceptmon.runs import RunTracker
 from acceptmon.runs.ahead import AheadGuard
 from acceptmon.runs.codec import SnapshotStore
-from acceptmon.runs.draft_config import parse_config, read_draft_config, read_local
+from acceptmon.runs.draft_config import candidates, parse_config, read_draft_config, read_local
 from acceptmon.runs.watched_files import WatchedFiles
 from acceptmon.settings import Settings
 from acceptmon.settings.sources import SourceSettings
+from acceptmon.sources import hub_of, open_source, remote_reader
 from acceptmon.sources.base import Source, SourceHealth
 from acceptmon.sources.events import FileEvents
 from acceptmon.statefiles import ensure_private_dir
@@ -61,7 +61,9 @@ class Agent:
     def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
         self.settings = settings
         self.clock = clock or SystemClock()
-        self.lock = threading.RLock()
+        #: Held while a chunk is fed and committed, and by whatever reads or saves the state;
+        #: never re-entered (run starts are handled after the chunk: ``ingest.loop``).
+        self.lock = threading.Lock()
         self.waker = EventWaker()
         #: Scrapes ask the loop for a pass here and wait for it (bounded).
         self.catchup = CatchUp(self.waker)
@@ -75,7 +77,6 @@ class Agent:
         self.findings: list[Finding] = []
         self.raised: Counter[tuple[str, str, str]] = Counter()
         self._fired: set[str] = set()
-        self._overlong: dict[str, int] = {}
         self.checkpoint_at: float | None = None
         self.checkpoint_errors = 0
         #: The current episode of failed checkpoints (monotonic start, attempts, last log line).
@@ -85,17 +86,11 @@ class Agent:
         #: Checkpoints found unusable (corrupt or of the wrong shape) and moved aside.
         self.checkpoint_discarded = 0
         self._dirty = False
-        #: Whether the last step left unread data behind (then the loop does not sleep).
-        self.backlog = False
         self.notify_worker: Any = None
         self._saved: dict[str, Any] = {}
         #: Whether the last load or reload of the settings took, and when one last did.
         self.reload_ok = True
         self.reload_at = self.clock.now()
-        #: Read by /healthz without the lock: when ingestion last advanced (monotonic
-        #: seconds; a finished step or a committed chunk) and whether a chunk is in hand.
-        self.last_progress = time.monotonic()
-        self.in_hand = False
         #: Host and user labels per source, stamped onto its findings.
         self.identities: dict[str, SourceIdentity] = {}
         self.history = HistoryFilter(time.time())
@@ -105,29 +100,26 @@ class Agent:
     def _build_core(self) -> None:
         """The stages that hold checkpointed state (rebuilt empty if a restore fails)."""
         settings = self.settings
-        self.tracker = RunTracker(
-            draft_reader=self._read_draft if settings.read_draft_config else None,
-            watched_reader=self.watched.snapshot,
-            declared=self._declared,
-        )
         self._zones: dict[str, tzinfo] = {}
         #: Sources whose current run's draft config.json could not be found (a gauge).
         self.draft_missing: dict[str, bool] = {}
         self._draft_warned: set[tuple[str, str]] = set()
         self._unknown_warned: set[str] = set()
         # Log times more than AHEAD_S after this host's clock are counted, never trusted.
-        self.pipeline = Pipeline(
-            self.tracker,
+        self.pipeline = build_pipeline(
+            self._zone,
+            draft=self._read_draft if settings.read_draft_config else None,
+            watched=self.watched.snapshot,
+            declared=self._declared,
             year_hint=lambda _chunk: datetime.now(UTC),
-            zone=self._zone,
             ahead=AheadGuard(self.clock.now),
         )
-        self.detector = Detector(settings.detect)
-        self.pipeline.consumers.append(self.detector)
+        self.tracker = self.pipeline.tracker
+        self.detector = Detector(settings.detect, judge_ending_runs=True)
         #: Per-run acceptance and the verdict, for /api/runs and /api/verdict.
         self.run_table = RunTable(self.tracker, self.detector.config)
-        self.pipeline.consumers.append(self.run_table)
-        self.tracker.on_run_start.append(self._run_started)
+        self.pipeline.consumers += [self.detector, self.run_table]
+        self.loop = Loop(self.pipeline, self.lock, self._chunk_done)
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -205,7 +197,7 @@ class Agent:
         return sorted(dirs)
 
     def _add_source(self, cfg: SourceSettings) -> None:
-        source = factory.build(cfg, self.clock, self.events)
+        source = open_source(cfg, self.clock, self.events, candidates)
         state = self._saved.get(cfg.name)
         if state:
             source.restore(state)
@@ -229,7 +221,7 @@ class Agent:
                 tz = log_time.host_zone()
             else:
                 cfg, source = entry
-                remote = factory.host_reader(cfg, source) if cfg.kind == "ssh" else None
+                remote = remote_reader(cfg, source)
                 tz = log_time.source_zone(cfg.option("timezone"), remote)
             self._zones[name] = tz
             log.info("source '%s': log times are in %s", name, log_time.zone_name(tz))
@@ -261,53 +253,28 @@ class Agent:
     # -- the loop ------------------------------------------------------------------------
 
     def step(self, budget: int = 64, seconds: float = 0.25) -> int:
-        """Poll every source (at most ``budget`` polls, or ``seconds``, each); return lines processed.
-
-        The time bound keeps a backlog from holding the loop: stop requests, periodic
-        checkpoints and reloads are looked at between steps.
-        """
-        total = 0
-        self.backlog = False
-        for name, (_, source) in list(self.sources.items()):
-            deadline = time.monotonic() + seconds
-            for _ in range(budget):
-                if total and time.monotonic() >= deadline:
-                    self.backlog = True
-                    break
-                chunks = source.poll()
-                if not chunks:
-                    break
-                for chunk in chunks:
-                    self.in_hand = True
-                    with self.lock:
-                        self.pipeline.feed(chunk)
-                        source.commit(chunk)
-                        self._dirty = True
-                    self.in_hand = False
-                    self.last_progress = time.monotonic()
-                    total += len(chunk.lines)
-            else:
-                self.backlog = True  # budget spent with data left: come back without waiting
-            self._count_overlong(name, source)
-        self.last_progress = time.monotonic()
-        if not self.backlog and self.history.catching_up:
+        """One pass of the live loop over every source (``ingest.loop``); return lines processed."""
+        total = self.loop.step({name: src for name, (_, src) in self.sources.items()}, budget, seconds)
+        if not self.loop.backlog and self.history.catching_up:
             with self.lock:
                 self.history.caught_up(
                     [self._identify(f) for f in self.detector.evaluate()], self.detector.last_time
                 )
         return total
 
+    @property
+    def backlog(self) -> bool:
+        """Whether the last step left unread data behind (then the loop does not sleep)."""
+        return self.loop.backlog
+
+    @property
+    def last_progress(self) -> float:
+        """When ingestion last advanced (monotonic seconds), read by /healthz without the lock."""
+        return self.loop.last_progress
+
     def pending(self) -> bool:
         """Lines wait to be ingested (no lock taken: safe to call while a step runs)."""
-        return self.in_hand or self.backlog
-
-    def _count_overlong(self, name: str, source: Source) -> None:
-        over = source.health().overlong_lines
-        delta = over - self._overlong.get(name, 0)
-        if delta > 0:
-            with self.lock:
-                self.pipeline.count_overlong(name, delta)
-        self._overlong[name] = over
+        return self.loop.pending()
 
     def run(self, stop: threading.Event, reload: threading.Event | None = None) -> None:
         """Ingest until ``stop`` is set; ``reload`` asks for a config reload (SIGHUP)."""
@@ -430,9 +397,9 @@ class Agent:
 
     def save_checkpoint(self) -> bool:
         try:
-            with self.lock:
-                checkpoint.save(str(self.state_dir), self.checkpoint_state())
-                self._dirty = False
+            # The state is taken under the lock, written outside it (only the loop feeds).
+            checkpoint.save(str(self.state_dir), self.checkpoint_state())
+            self._dirty = False
         except OSError as exc:
             self._checkpoint_failed(exc)
             return False
@@ -477,7 +444,7 @@ class Agent:
             fetched = entry[1].remote_files.draft(draft_path)  # type: ignore[attr-defined]
             found = parse_config(fetched[1], fetched[0]) if fetched else None
         else:
-            found = read_draft_config(draft_path, read_local, factory.local_hub(entry[0] if entry else None))
+            found = read_draft_config(draft_path, read_local, hub_of(entry[0]) if entry else None)
         self.draft_missing[source] = found is None
         if found is None and (source, draft_path) not in self._draft_warned:
             self._draft_warned.add((source, draft_path))
@@ -499,6 +466,13 @@ class Agent:
         tokens = spec.get("num_draft_tokens") or (steps + 1 if steps and (topk or 1) == 1 else None)
         return SpecConfig("declared", steps, topk, tokens)
 
+    def _chunk_done(self, starts: list[Run]) -> None:
+        """After each chunk, outside the lock: the run starts it held, in line order (the
+        detector and the run table had them in their place already)."""
+        self._dirty = True
+        for run in starts:
+            self._run_started(run)
+
     def _run_started(self, run: Run) -> None:
         if run.config is None and run.spec.slots is None and run.source not in self._unknown_warned:
             self._unknown_warned.add(run.source)
@@ -508,11 +482,12 @@ class Agent:
                 "num_draft_tokens, topk} (acceptmon_run_settings_unknown is 1 meanwhile)",
                 run.source,
             )
-        # The ending run's verdict first: a backlog (agent deployed or down
-        # during the incident) is read in one go, and the next periodic
-        # evaluation would already see the run after it.
-        self.evaluate(wall_clock=False)
-        self.detector.observe_run_start(run)
+        # The ending run's verdict first, as the detector judged it in line: a backlog (agent
+        # deployed or down during the incident) is read in one go, and a later run of the
+        # same chunk may have resolved what it found already.
+        judged = self.detector.judged(run)
+        if judged is not None:
+            self.announce(judged)
         if self.notify_worker is not None:
             self.notify_worker.note_run(run)
         try:
@@ -523,20 +498,27 @@ class Agent:
     def _watched_changed(self) -> None:
         """A watched file changed without a restart (a draft config.json edit waits for one)."""
         watched = self.watched.snapshot()
+        opened = []
         with self.lock:
             for source in self.tracker.sources():
-                opened = self.tracker.new_segment(source, watched)
-                if opened is not None:
-                    log.warning(
-                        "config of %s changed without a restart: new segment %s", source, opened.run_id
-                    )
+                run = self.tracker.new_segment(source, watched)
+                if run is not None:
+                    self.pipeline.run_started(run)
+                    opened.append(run)
+        for run in opened:
+            log.warning("config of %s changed without a restart: new segment %s", run.source, run.run_id)
+            self._run_started(run)
 
     def evaluate(self, wall_clock: bool = True) -> list[Finding]:
         """Without ``wall_clock`` the log's own time is "now", so a backlog cannot look stalled."""
         with self.lock:
-            findings = [
-                self._identify(f) for f in self.detector.evaluate(datetime.now(UTC) if wall_clock else None)
-            ]
+            found = self.detector.evaluate(datetime.now(UTC) if wall_clock else None)
+        return self.announce(found)
+
+    def announce(self, found: list[Finding]) -> list[Finding]:
+        """Log, count and page what is new among ``found`` (every source's findings)."""
+        with self.lock:
+            findings = [self._identify(f) for f in found]
             if findings != self.findings:  # e.g. a stall, with no new line to mark the state dirty
                 self._dirty = True
         for f in findings:

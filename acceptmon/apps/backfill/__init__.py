@@ -24,7 +24,7 @@ from typing import Any
 
 from acceptmon.apps.backfill.openmetrics import Recorder
 from acceptmon.apps.backfill.window import TimeWindow
-from acceptmon.ingest import Pipeline
+from acceptmon.ingest import PerRecord, Pipeline
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.metrics.collect import store_metrics
 from acceptmon.model import TIME_AHEAD, Record
@@ -109,7 +109,7 @@ def collect(
     # As in the agent: a time ahead of this host's clock is never a record's (nor a gauge's) time.
     pipeline.ahead = AheadGuard(time.time)
     sampler = Sampler(pipeline, step, labels)
-    pipeline.sinks.append(sampler)
+    pipeline.consumers.append(PerRecord(sampler))
     with _progress([path for lg in logs for path in lg.files]) as advance:
         problems = read_logs(pipeline, logs, advance)
     for problem in problems:

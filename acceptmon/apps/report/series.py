@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from acceptmon.model import DecodeSample, Record, SpecSample
+from acceptmon.model import DecodeSample, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
 
@@ -32,6 +32,9 @@ class SeriesSink:
     def __init__(self, tracker: RunTracker) -> None:
         self._tracker = tracker
         self.sources: dict[str, SourceSeries] = {}
+
+    def observe_run_start(self, run: Run) -> None:
+        """Nothing to note: each interval looks its run up."""
 
     def observe_batch(self, batch: DecodeBatch) -> None:
         """A stretch of Decode lines, column by column (the fast path)."""

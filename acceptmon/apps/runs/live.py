@@ -1,7 +1,8 @@
 """``acceptmon runs --follow``: the table and verdict redrawn as lines arrive.
 
 Rotated files are read once; each log's current file is then followed like
-the agent follows it (rotation, truncation), and the view — every run, the
+the agent follows it (rotation, truncation), through the agent's live loop
+(``ingest.loop``) and source factory (``sources.open_source``), and the view — every run, the
 current run's recent acceptance as a sparkline beside the previous run's
 level, the verdict firming up — is redrawn a few times a second. Ctrl-C ends
 it cleanly with the last view left on screen.
@@ -25,11 +26,12 @@ from acceptmon.clock import SystemClock
 from acceptmon.detect.runstats import RunStats, RunTable
 from acceptmon.detect.table import duration_words
 from acceptmon.detect.verdict import Verdict
+from acceptmon.ingest.loop import Loop
 from acceptmon.ingest.read import feed_file, new_pipeline
+from acceptmon.settings.sources import SourceSettings
+from acceptmon.sources import open_source
 from acceptmon.sources.base import FileReader, Source
 from acceptmon.sources.files import Log
-from acceptmon.sources.local import LocalSource
-from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh.options import SSHSettings
 from acceptmon.text.printable import printable
 
@@ -141,32 +143,39 @@ def follow_logs(
         for path in lg.files[:-1]:
             feed_file(pipeline, lg.name, path, lg.opener)
     clock = SystemClock()
-    sources: list[Source] = []
-    for lg in logs:
-        if lg.opener is not None:  # ssh://: its current file followed as the agent follows it
-            settings = SSHSettings(ssh_config=ssh_config) if ssh_config else SSHSettings()
-            sources.append(SSHSource(lg.name, lg.url or lg.name, settings, clock=clock))
-        elif lg.files[-1] != "-":
-            sources.append(LocalSource(lg.name, lg.files[-1], clock=clock))
+    sources: dict[str, Source] = {}
+    for spec in live_specs(logs, ssh_config):
+        sources[spec.name] = open_source(spec, clock)
     for lg in logs:
         if lg.files[-1] == "-":
             feed_file(pipeline, lg.name, "-")
     stop = stop or threading.Event()
+    loop = Loop(pipeline)
     try:
         with (
             Live(view(table, logs), console=console, refresh_per_second=4, transient=False) as live,
             _logs_above(),
         ):
             while not stop.is_set():
-                for src in sources:
-                    for chunk in src.poll():
-                        pipeline.feed(chunk)
-                        src.commit(chunk)
+                loop.step(sources)
                 live.update(view(table, logs))
-                stop.wait(interval)  # the files' pace: polling, as tail -F does
+                if not loop.backlog:
+                    stop.wait(interval)  # the files' pace: polling, as tail -F does
     except KeyboardInterrupt:
         pass
     finally:
-        for src in sources:
+        for src in sources.values():
             src.close()
     return any((v := table.verdict(lg.name)) is not None and v.state == "worse" for lg in logs)
+
+
+def live_specs(logs: list[Log], ssh_config: str | None = None) -> list[SourceSettings]:
+    """The current file of each log, as a source to follow (stdin is read to its end instead)."""
+    specs = []
+    for lg in logs:
+        if lg.opener is not None:  # ssh://: its current file followed as the agent follows it
+            ssh = SSHSettings(ssh_config=ssh_config) if ssh_config else SSHSettings()
+            specs.append(SourceSettings(lg.url or lg.name, lg.name, ssh=ssh))
+        elif lg.files[-1] != "-":
+            specs.append(SourceSettings(lg.files[-1], lg.name))
+    return specs

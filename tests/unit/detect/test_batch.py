@@ -44,7 +44,6 @@ def _run(lines: list[str], config: DetectSettings, bulk: bool, size: int) -> tup
     pipeline = Pipeline(bulk=bulk)
     detector = Detector(config)
     kinds = _Kinds()
-    pipeline.tracker.on_run_start.append(detector.observe_run_start)
     pipeline.consumers += [detector, kinds]
     for at in range(0, len(lines), size):
         pipeline.feed(Chunk("s", tuple(lines[at : at + size]), at + 1))
@@ -115,7 +114,6 @@ def test_the_scenarios_make_the_rules_move() -> None:
     for lines, config in SCENARIOS.values():
         pipeline = Pipeline()
         detector = Detector(config)
-        pipeline.tracker.on_run_start.append(detector.observe_run_start)
         pipeline.consumers.append(detector)
         for at in range(0, len(lines), 64):
             pipeline.feed(Chunk("s", tuple(lines[at : at + 64]), at + 1))

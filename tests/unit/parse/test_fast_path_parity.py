@@ -14,7 +14,7 @@ from acceptmon.detect import Detector
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.findings import FindingLog
 from acceptmon.metrics.collect import render
-from acceptmon.model import Record
+from acceptmon.model import Record, Run
 from acceptmon.runs.batch import DecodeBatch
 from acceptmon.sources.lines import read_chunks
 from tests.conftest import ROOT, SAMPLES
@@ -43,6 +43,9 @@ class _Counting:
     def __init__(self) -> None:
         self.batches = self.records = 0
 
+    def observe_run_start(self, run: Run) -> None:
+        pass
+
     def observe(self, record: Record) -> None:
         self.records += 1
 
@@ -60,7 +63,6 @@ def _consumers(data: bytes, bulk: bool, chunk_lines: int = 0) -> tuple[str, str,
     pipeline.consumers.append(JsonlWriter(jsonl, pipeline.tracker))
     findings = FindingLog(pipeline)
     agent = Detector()
-    pipeline.tracker.on_run_start.append(agent.observe_run_start)
     pipeline.consumers.append(agent)
     counting = _Counting()
     pipeline.consumers.append(counting)

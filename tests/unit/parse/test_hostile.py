@@ -13,7 +13,7 @@ import pytest
 from acceptmon.apps.agent import Agent, daemon
 from acceptmon.apps.agent.health import healthz
 from acceptmon.apps.agent.http import HttpError, json_route
-from acceptmon.ingest import Pipeline
+from acceptmon.ingest import PerRecord, Pipeline
 from acceptmon.metrics.collect import render
 from acceptmon.model import ParseError, ServerStart
 from acceptmon.notify.payload import finding_json
@@ -198,7 +198,7 @@ def test_a_raising_sink_is_contained_and_later_records_flow() -> None:
             raise RuntimeError("secret-token-in-message")
         seen.append(record)
 
-    p.sinks.append(bad)
+    p.consumers.append(PerRecord(bad))
     p.feed(_chunk([server_args_line(T0), decode_line(T0, 2.0), decode_line(T0, 2.5)]))
     s = p.store.stats("s")
     assert s.error_kinds["exception"] == 1
@@ -326,8 +326,8 @@ def test_healthz_route_answers_503_while_a_chunk_is_stuck(tmp_path: Path) -> Non
         with urllib.request.urlopen(url, timeout=5) as r:
             assert r.status == 200 and r.read() == b"ok\n"
         with agent.lock:  # as a step stuck on one line would hold it
-            agent.in_hand = True
-            agent.last_progress -= agent.settings.stall_after + 1
+            agent.loop.in_hand = True
+            agent.loop.last_progress -= agent.settings.stall_after + 1
             with pytest.raises(urllib.error.HTTPError) as err:
                 urllib.request.urlopen(url, timeout=5)
             assert err.value.code == 503 and b"stalled" in err.value.read()
