@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from acceptmon.clock import Clock
-from acceptmon.sources.tail.stream import Opener
+from acceptmon.sources.tail.fs import FileSystem
 
 
 @dataclass(frozen=True, slots=True)
 class FollowSettings:
     source: str
-    opener: Opener
+    fs: FileSystem
     clock: Clock
     read_size: int
     rotate_wait: float

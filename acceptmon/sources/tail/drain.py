@@ -8,7 +8,6 @@ if any, is handed out and it is closed.
 from __future__ import annotations
 
 import logging
-import os
 
 from acceptmon.model import Chunk
 from acceptmon.sources.tail.follower import PathFollower
@@ -56,10 +55,10 @@ def _drain_detached(f: PathFollower, s: FileStream, budget: int, chunks: list[Em
 
 def _recheck(f: PathFollower, s: FileStream) -> bool:
     """Notice a rotated-away file being truncated or refilled; False: do not read it now."""
-    assert s.fd is not None
+    assert s.handle is not None
     before, was_empty = (s.size, s.mtime_ns), not s.fp_len
     try:
-        s.look(os.fstat(s.fd))
+        s.look(s.handle.stat())
         changed = (s.size, s.mtime_ns) != before
         replaced = (changed or s.stale) and (s.size < s.read_pos or not s.refresh_fingerprint())
     except OSError as e:
@@ -73,7 +72,7 @@ def _recheck(f: PathFollower, s: FileStream) -> bool:
     if replaced:
         # Truncated after it left our path: the old content goes on in its
         # copy, and what was written into it since is a file of its own.
-        fresh = FileStream(os.dup(s.fd), s.real, max_line=f.cfg.max_line)
+        fresh = FileStream(s.give_up_handle(), s.real, max_line=f.cfg.max_line)
         fresh.idle_since = f.cfg.clock.monotonic()
         f.detached.insert(f.detached.index(s) + 1, fresh)
         if not f.move_to_copy(s, "truncated after rotation"):

@@ -9,8 +9,7 @@ seconds (a writer may still finish a line into it), then it is closed.
 from __future__ import annotations
 
 import logging
-import os
-import stat
+import posixpath
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +17,7 @@ from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
 from acceptmon.sources.tail.context import FollowSettings
 from acceptmon.sources.tail.entry import Entry
+from acceptmon.sources.tail.fs import Handle, Stat
 from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content, holds
 from acceptmon.sources.tail.stream import FileStream, Known, identity_of, prefix_fingerprint
 
@@ -76,14 +76,14 @@ class PathFollower:
         if self.unfound_since is not None:
             self.catch_up()
         try:
-            st = os.stat(self.path)
+            st = self.cfg.fs.stat(self.path)
         except FileNotFoundError:
             self._missing()
             return
         except OSError as e:
             self.fail("permission_denied" if isinstance(e, PermissionError) else "stat_error", e)
             return
-        if not stat.S_ISREG(st.st_mode):
+        if not st.regular:
             self._set_status("not_a_file", "not a regular file")
             return
         if self.current is None:
@@ -97,26 +97,22 @@ class PathFollower:
         if self.current is not None:
             self._detach("gone from its path")
         try:
-            dir_mtime = os.stat(os.path.dirname(self.path) or ".").st_mtime_ns
+            dir_mtime = self.cfg.fs.stat(posixpath.dirname(self.path) or ".").mtime_ns
         except OSError:
             return
         if dir_mtime != self._dir_mtime:
             self.catch_up()
         self._dir_mtime = dir_mtime
 
-    def _compare(self, cur: FileStream, st: os.stat_result) -> None:
+    def _compare(self, cur: FileStream, st: Stat) -> None:
         ident = identity_of(st)
-        if (
-            not cur.stale
-            and ident == cur.identity
-            and (st.st_size, st.st_mtime_ns) == (cur.size, cur.mtime_ns)
-        ):
+        if not cur.stale and ident == cur.identity and (st.size, st.mtime_ns) == (cur.size, cur.mtime_ns):
             return
-        now = FileState(ident, st.st_size)
+        now = FileState(ident, st.size)
         if ident == cur.identity and cur.fp_len:
-            assert cur.fd is not None
-            fp = prefix_fingerprint(cur.fd, cur.fp_len)
-            now = FileState(ident, st.st_size, fp or "short", cur.fp_len)
+            assert cur.handle is not None
+            fp = prefix_fingerprint(cur.handle, cur.fp_len)
+            now = FileState(ident, st.size, fp or "short", cur.fp_len)
         change = classify(cur.state(), now, cur.read_pos)
         if change == "rotated":
             self.events.rotated()
@@ -156,7 +152,7 @@ class PathFollower:
             s.fp,
             s.fp_len,
             min_size=s.read_pos,
-            opener=self.cfg.opener,
+            fs=self.cfg.fs,
             exclude=frozenset([s.identity]),
             known=s.head,
         )
@@ -174,9 +170,7 @@ class PathFollower:
         Lines written between copytruncate's copy and its truncate are in no
         file afterwards; if we read some, the copy holds nothing new for us.
         """
-        copy = (
-            copy_identity(real, identity, fp, fp_len, opener=self.cfg.opener, known=known) if fp_len else None
-        )
+        copy = copy_identity(real, identity, fp, fp_len, fs=self.cfg.fs, known=known) if fp_len else None
         if copy is None:
             return False
         self.done.add(copy, fp, fp_len)
@@ -196,7 +190,7 @@ class PathFollower:
         self.detached.append(cur)
         # Bound open files: beyond the cap, close files already read to their
         # end early (a late write to them is lost); never one with unread data.
-        for s in [s for s in self.detached if s.fd is not None and os.fstat(s.fd).st_size <= s.read_pos]:
+        for s in [s for s in self.detached if s.handle is not None and s.handle.size() <= s.read_pos]:
             if len(self.detached) <= self.cfg.max_detached:
                 break
             self.detached.remove(s)
@@ -211,27 +205,27 @@ class PathFollower:
 
     def catch_up(self) -> None:
         """Queue whole rotated files nobody has read (several rotations at once, or while down)."""
-        real = os.path.realpath(self.path)
+        real = self.cfg.fs.realpath(self.path)
         if not self.registered:
             self.registered = True
-            self.done.register_existing(real, self.cfg.opener)
+            self.done.register_existing(real, self.cfg.fs)
             return
         for s in self.streams():
-            if s.fd is not None and s.fp_len < FINGERPRINT_BYTES:
+            if s.handle is not None and s.fp_len < FINGERPRINT_BYTES:
                 s.refresh_fingerprint()  # a short fingerprint would mistake a new file for a copy
         now = self.cfg.clock.monotonic()
         waiting = False
-        for fd, path, mtime_ns in self.done.unseen(real, self.streams(), self.cfg.opener):
-            e, short = self._claim(fd)
+        for h, path, mtime_ns in self.done.unseen(real, self.streams(), self.cfg.fs):
+            e, short = self._claim(h)
             if short:
-                os.close(fd)  # an unfound file's copy still being filled: not yet, and never whole
+                h.close()  # an unfound file's copy still being filled: not yet, and never whole
                 waiting = True
                 continue
             if e is None:
-                new = FileStream(fd, real, max_line=self.cfg.max_line)
+                new = FileStream(h, real, max_line=self.cfg.max_line)
                 log.info("%s: %s: reading %s, rotated before we saw it", self.cfg.source, self.path, path)
             else:
-                new = FileStream(fd, e.real, e.offset, e.lineno, max_line=self.cfg.max_line)
+                new = FileStream(h, e.real, e.offset, e.lineno, max_line=self.cfg.max_line)
                 log.info("%s: resuming %s in %s at offset %d", self.cfg.source, self.path, path, e.offset)
             new.idle_since = now
             self.detached.insert(self._slot(mtime_ns), new)
@@ -243,16 +237,16 @@ class PathFollower:
             self.unfound_since = None
             del self.unfound[:-MAX_UNFOUND]
 
-    def _claim(self, fd: int) -> tuple[Entry | None, bool]:
-        """The unfound checkpoint entry whose file ``fd`` is (it is then found), and
-        whether ``fd`` starts like one but is shorter than its offset (a copy being filled)."""
+    def _claim(self, h: Handle) -> tuple[Entry | None, bool]:
+        """The unfound checkpoint entry whose file ``h`` is (it is then found), and
+        whether ``h`` starts like one but is shorter than its offset (a copy being filled)."""
         short = False
         for e in self.unfound:
             try:
-                if holds(fd, str(e.identity), e.fingerprint, e.fp_len, e.offset, e.marks):
+                if holds(h, str(e.identity), e.fingerprint, e.fp_len, e.offset, e.marks):
                     self.unfound.remove(e)
                     return e, False
-                short = short or (e.fp_len > 0 and holds(fd, "", e.fingerprint, e.fp_len, 0, e.marks))
+                short = short or (e.fp_len > 0 and holds(h, "", e.fingerprint, e.fp_len, 0, e.marks))
             except OSError:
                 continue
         return None, short
@@ -264,7 +258,7 @@ class PathFollower:
         file we have read nothing of that was written later.
         """
         for i, s in enumerate(self.detached):
-            if s.read_pos == 0 and s.fd is not None and os.fstat(s.fd).st_mtime_ns > mtime_ns:
+            if s.read_pos == 0 and s.handle is not None and s.handle.stat().mtime_ns > mtime_ns:
                 return i
         return len(self.detached)
 
@@ -277,7 +271,7 @@ class PathFollower:
 
     def _open_path(self) -> None:
         try:
-            fd = self.cfg.opener(self.path)
+            h = self.cfg.fs.open(self.path)
         except FileNotFoundError:
             self._set_status("missing", "no such file")
             return
@@ -287,16 +281,16 @@ class PathFollower:
         except OSError as e:
             self.fail("open_error", e)
             return
-        self.adopt(fd)
+        self.adopt(h)
 
-    def adopt(self, fd: int, start: int = 0, lineno: int = 1) -> None:
-        """Make the file open at ``fd`` (found at our path) the current one."""
+    def adopt(self, h: Handle, start: int = 0, lineno: int = 1) -> None:
+        """Make the file open at ``h`` (found at our path) the current one."""
         try:
-            s = FileStream(fd, os.path.realpath(self.path), start, lineno, max_line=self.cfg.max_line)
+            s = FileStream(h, self.cfg.fs.realpath(self.path), start, lineno, max_line=self.cfg.max_line)
             if self.start_at_end:
                 s.skip_to_end(self.cfg.read_size)
         except OSError as e:
-            os.close(fd)
+            h.close()
             self.fail("read_error", e)
             return
         self.start_at_end = False
@@ -311,7 +305,7 @@ class PathFollower:
 
     def take_over(self, s: FileStream) -> None:
         """Continue ``s`` as this path's current file (it was renamed to this path)."""
-        s.real = os.path.realpath(self.path)
+        s.real = self.cfg.fs.realpath(self.path)
         self.current = s
         self._set_status("ok", "")
 

@@ -11,11 +11,11 @@ it, then the current file from its start.
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 from acceptmon.sources.tail.entry import Entry
 from acceptmon.sources.tail.follower import PathFollower
+from acceptmon.sources.tail.fs import Handle
 from acceptmon.sources.tail.siblings import DoneFiles, find_content
 from acceptmon.sources.tail.stream import FileStream, identity_of, prefix_fingerprint
 
@@ -28,14 +28,14 @@ def resume(f: PathFollower, state: dict[str, Any]) -> None:
     entries = [e for e in map(Entry.from_json, raw if isinstance(raw, list) else []) if e is not None]
     f.done = DoneFiles.from_json(state.get("done"))
     f.registered = True
-    fd = _open_quietly(f)
+    h = _open_quietly(f)
     now = f.cfg.clock.monotonic()
     for e in entries:
-        if fd is not None and f.current is None and _is_at_path(e, fd):
-            f.adopt(fd, e.offset, e.lineno)
+        if h is not None and f.current is None and _is_at_path(e, h):
+            f.adopt(h, e.offset, e.lineno)
             if not e.fp_len:
                 f.catch_up()  # empty then: a copytruncate since leaves no trace in it
-            fd = None
+            h = None
             continue
         s = _locate(f, e)
         if s is None and f.read_past_copy(e.real, str(e.identity), e.fingerprint, e.fp_len, e.marks):
@@ -47,27 +47,27 @@ def resume(f: PathFollower, state: dict[str, Any]) -> None:
             continue
         s.idle_since = now
         f.detached.append(s)
-    if fd is not None:
+    if h is not None:
         # Adopt first so that a copy of this file's content (copytruncate
         # between copy and truncate) is known as its copy, not read twice.
-        f.adopt(fd)
+        f.adopt(h)
         f.catch_up()
     elif f.unfound:
         f.catch_up()
 
 
-def _open_quietly(f: PathFollower) -> int | None:
+def _open_quietly(f: PathFollower) -> Handle | None:
     try:
-        return f.cfg.opener(f.path)
+        return f.cfg.fs.open(f.path)
     except OSError:
         return None  # the first look reports it
 
 
-def _is_at_path(e: Entry, fd: int) -> bool:
-    st = os.fstat(fd)
-    if identity_of(st) != str(e.identity) or st.st_size < e.offset:
+def _is_at_path(e: Entry, h: Handle) -> bool:
+    st = h.stat()
+    if identity_of(st) != str(e.identity) or st.size < e.offset:
         return False
-    return not e.fp_len or prefix_fingerprint(fd, e.fp_len) == e.fingerprint
+    return not e.fp_len or prefix_fingerprint(h, e.fp_len) == e.fingerprint
 
 
 def _locate(f: PathFollower, e: Entry) -> FileStream | None:
@@ -77,7 +77,7 @@ def _locate(f: PathFollower, e: Entry) -> FileStream | None:
         e.fingerprint,
         e.fp_len,
         min_size=e.offset,
-        opener=f.cfg.opener,
+        fs=f.cfg.fs,
         known=e.marks,
     )
     if hit is None:
