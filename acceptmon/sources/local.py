@@ -23,13 +23,10 @@ from acceptmon.sources.events import FileEvents
 from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.matching import GlobMatcher
-from acceptmon.sources.tail.context import FollowSettings
-from acceptmon.sources.tail.drain import Emitted, read
 from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, files_of
-from acceptmon.sources.tail.follower import PathFollower
+from acceptmon.sources.tail.follower import Emitted, FollowSettings, PathFollower
 from acceptmon.sources.tail.fs import FileSystem
 from acceptmon.sources.tail.localfs import LocalFS
-from acceptmon.sources.tail.resume import resume
 from acceptmon.sources.tail.stream import identity_of
 from acceptmon.text.printable import printable
 
@@ -159,7 +156,7 @@ class LocalSource:
                 f = self._followers[path] = self._follower(path)
                 f.matched = self._matcher is None
             if isinstance(entries, dict):
-                resume(f, entries)
+                f.resume(entries)
 
     def _follower(self, path: str, *, start_at_end: bool = False) -> PathFollower:
         cfg = self._cfg
@@ -211,7 +208,7 @@ class LocalSource:
         out: list[Emitted] = []
         budget = self._poll_bytes
         for f in followers[self._turn :] + followers[: self._turn]:
-            got, used = read(f, budget)
+            got, used = f.read(budget)
             out += got
             budget -= used
             if budget <= 0:

@@ -1,9 +1,17 @@
-"""Follow one path across rotations: its current file plus files rotated away.
+"""Follow one path across rotations over a ``FileSystem`` with inodes (``localfs``, or a fake).
 
 Each poll looks at the path once (one ``stat``), classifies what happened to
 the file we read, and reads rotated-away files to their end before the new
 one. A rotated file stays open until it has been idle for ``rotate_wait``
-seconds (a writer may still finish a line into it), then it is closed.
+seconds (a writer may still finish a line into it); then its unterminated last
+line, if any, is handed out and it is closed.
+
+Resuming from a checkpoint: each entry names a file by identity (``dev:ino``)
+and by the fingerprint of its first bytes. If the file is still at the path,
+reading resumes at the checkpointed offset. Otherwise it is looked for among
+the rotated siblings (by identity: a rename; by fingerprint: copytruncate made
+a copy) and finished from the offset; then come whole siblings written after
+it, then the current file from its start.
 """
 
 from __future__ import annotations
@@ -11,13 +19,15 @@ from __future__ import annotations
 import logging
 import posixpath
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
+from acceptmon.clock import Clock
+from acceptmon.model import Chunk
 from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
-from acceptmon.sources.tail.context import FollowSettings
 from acceptmon.sources.tail.entry import Entry
-from acceptmon.sources.tail.fs import Handle, Stat
+from acceptmon.sources.tail.fs import FileSystem, Handle, Stat
 from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content, holds
 from acceptmon.sources.tail.stream import FileStream, Known, identity_of, prefix_fingerprint
 
@@ -25,6 +35,23 @@ log = logging.getLogger("acceptmon.sources")
 
 #: Unfound checkpoint entries still recognised after they were reported lost.
 MAX_UNFOUND = 16
+
+#: A chunk handed out, the stream it came from and the line number after it:
+#: what ``commit`` needs to advance that stream's checkpointed position.
+Emitted = tuple[Chunk, FileStream, int]
+
+
+@dataclass(frozen=True, slots=True)
+class FollowSettings:
+    """What a path follower shares with its source (its events go to ``SourceEvents``)."""
+
+    source: str
+    fs: FileSystem
+    clock: Clock
+    read_size: int
+    rotate_wait: float
+    max_line: int
+    max_detached: int = 4
 
 
 class PathFollower:
@@ -57,6 +84,138 @@ class PathFollower:
         self.unfound_since: float | None = None
         self.registered = False
         self._dir_mtime = 0
+
+    def resume(self, state: dict[str, Any]) -> None:
+        """Rebuild the streams from this path's checkpoint state (entries oldest first)."""
+        raw = state.get("streams")
+        entries = [e for e in map(Entry.from_json, raw if isinstance(raw, list) else []) if e is not None]
+        self.done = DoneFiles.from_json(state.get("done"))
+        self.registered = True
+        h = self._open_quietly()
+        now = self.cfg.clock.monotonic()
+        for e in entries:
+            if h is not None and self.current is None and _is_at_path(e, h):
+                self.adopt(h, e.offset, e.lineno)
+                if not e.fp_len:
+                    self.catch_up()  # empty then: a copytruncate since leaves no trace in it
+                h = None
+                continue
+            s = self._locate(e)
+            if s is None and self.read_past_copy(e.real, str(e.identity), e.fingerprint, e.fp_len, e.marks):
+                continue
+            if s is None:
+                log.info(
+                    "%s: resume: %s (%s) not found yet; looking again", self.cfg.source, e.real, e.identity
+                )
+                self.unfound.append(e)
+                self.unfound_since = now
+                continue
+            s.idle_since = now
+            self.detached.append(s)
+        if h is not None:
+            # Adopt first so that a copy of this file's content (copytruncate
+            # between copy and truncate) is known as its copy, not read twice.
+            self.adopt(h)
+            self.catch_up()
+        elif self.unfound:
+            self.catch_up()
+
+    def _open_quietly(self) -> Handle | None:
+        try:
+            return self.cfg.fs.open(self.path)
+        except OSError:
+            return None  # the first look reports it
+
+    def _locate(self, e: Entry) -> FileStream | None:
+        hit = find_content(
+            e.real,
+            str(e.identity),
+            e.fingerprint,
+            e.fp_len,
+            min_size=e.offset,
+            fs=self.cfg.fs,
+            known=e.marks,
+        )
+        if hit is None:
+            return None
+        log.info("%s: resuming %s in %s at offset %d", self.cfg.source, self.path, hit[1], e.offset)
+        return FileStream(hit[0], e.real, e.offset, e.lineno, max_line=self.cfg.max_line)
+
+    def read(self, budget: int) -> tuple[list[Emitted], int]:
+        """Read rotated-away files first, then the current one, up to ``budget`` bytes."""
+        chunks: list[Emitted] = []
+        used = 0
+        seen: list[FileStream] = []  # the objects themselves: ids of freed ones get reused
+        # Draining may retire a file or queue newly found ones: walk until all are seen.
+        while todo := [s for s in self.detached if s not in seen]:
+            seen.append(todo[0])
+            used += self._drain_detached(todo[0], budget - used, chunks)
+            if used >= budget:
+                return chunks, used
+        if self.current is not None and self.current.size > self.current.read_pos:
+            used += self._read_stream(self.current, budget - used, chunks)
+        return chunks, used
+
+    def _drain_detached(self, s: FileStream, budget: int, chunks: list[Emitted]) -> int:
+        if not self._recheck(s):
+            return 0
+        now = self.cfg.clock.monotonic()
+        if s.size > s.read_pos:
+            s.idle_since = now
+            return self._read_stream(s, budget, chunks)
+        if now - s.idle_since >= self.cfg.rotate_wait:
+            last = s.finish(self.cfg.source, self.path)
+            if last is not None:
+                chunks.append((last, s, s.lineno))
+            self.detached.remove(s)
+            self.retire(s)
+            log.info("%s: closed drained file %s", self.cfg.source, s.real)
+        return 0
+
+    def _recheck(self, s: FileStream) -> bool:
+        """Notice a rotated-away file being truncated or refilled; False: do not read it now."""
+        assert s.handle is not None
+        before, was_empty = (s.size, s.mtime_ns), not s.fp_len
+        try:
+            s.look(s.handle.stat())
+            changed = (s.size, s.mtime_ns) != before
+            replaced = (changed or s.stale) and (s.size < s.read_pos or not s.refresh_fingerprint())
+        except OSError as e:
+            self.fail("read_error", e)
+            return False
+        if changed and was_empty:
+            at = self.detached.index(s)
+            self.catch_up()  # a copytruncate would leave no trace in an empty file
+            if self.detached.index(s) != at:
+                return False  # read what was found first: it is older
+        if replaced:
+            # Truncated after it left our path: the old content goes on in its
+            # copy, and what was written into it since is a file of its own.
+            fresh = FileStream(s.give_up_handle(), s.real, max_line=self.cfg.max_line)
+            fresh.idle_since = self.cfg.clock.monotonic()
+            self.detached.insert(self.detached.index(s) + 1, fresh)
+            if not self.move_to_copy(s, "truncated after rotation"):
+                self.detached.remove(s)
+                self.retire(s)
+                return False
+        return True
+
+    def _read_stream(self, s: FileStream, budget: int, chunks: list[Emitted]) -> int:
+        used = 0
+        while used < budget:
+            want = min(self.cfg.read_size, budget - used)
+            try:
+                chunk, n = s.read(want, self.cfg.source, self.path)
+            except OSError as e:
+                self.fail("read_error", e)
+                break
+            used += n
+            if chunk is not None:
+                chunks.append((chunk, s, s.lineno))
+            if n < want:
+                break
+        self.events.read(used)
+        return used
 
     def streams(self) -> Iterator[FileStream]:
         yield from self.retired
@@ -352,3 +511,11 @@ class PathFollower:
         else:
             log.warning("%s: %s: %s", self.cfg.source, self.path, message or status)
         self.status = status
+
+
+def _is_at_path(e: Entry, h: Handle) -> bool:
+    """Whether the file open at the path is the entry's, still holding what was read of it."""
+    st = h.stat()
+    if identity_of(st) != str(e.identity) or st.size < e.offset:
+        return False
+    return not e.fp_len or prefix_fingerprint(h, e.fp_len) == e.fingerprint
