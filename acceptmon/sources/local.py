@@ -23,12 +23,11 @@ from acceptmon.sources.events import FileEvents
 from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.matching import GlobMatcher
-from acceptmon.sources.tail.context import FollowSettings
-from acceptmon.sources.tail.drain import Emitted, read
 from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, files_of
-from acceptmon.sources.tail.follower import PathFollower
-from acceptmon.sources.tail.resume import resume
-from acceptmon.sources.tail.stream import Opener, default_opener, identity_of
+from acceptmon.sources.tail.follower import Emitted, FollowSettings, PathFollower
+from acceptmon.sources.tail.fs import FileSystem
+from acceptmon.sources.tail.localfs import LocalFS
+from acceptmon.sources.tail.stream import identity_of
 from acceptmon.text.printable import printable
 
 log = logging.getLogger("acceptmon.sources")
@@ -41,6 +40,9 @@ class LocalSource:
     so each matched file is its own ``source``: ``name:relative/path`` (the
     path relative to the glob's fixed directory). A file's rotations stay
     with it, so ``server.log`` and ``server.log.1`` are one source.
+
+    Files are read through ``fs`` (default: the local disk); tests pass an
+    in-memory filesystem with inodes. Globs and file events look at the disk.
     """
 
     def __init__(
@@ -54,7 +56,7 @@ class LocalSource:
         poll_bytes: int | None = None,
         rotate_wait: float = 5.0,
         rescan_interval: float = 2.0,
-        opener: Opener = default_opener,
+        fs: FileSystem | None = None,
         max_line: int = MAX_LINE_BYTES,
         max_pending: int = 100_000,
         events: FileEvents | None = None,
@@ -64,7 +66,8 @@ class LocalSource:
     ) -> None:
         self.name = name
         self.pattern = pattern
-        self._cfg = FollowSettings(name, opener, clock, read_size, rotate_wait, max_line, max_detached)
+        self._fs = fs or LocalFS()
+        self._cfg = FollowSettings(name, self._fs, clock, read_size, rotate_wait, max_line, max_detached)
         self._health = SourceEvents(name, log)
         self._matcher = GlobMatcher(pattern, clock, rescan_interval) if glob.has_magic(pattern) else None
         self._from_beginning = from_beginning
@@ -153,7 +156,7 @@ class LocalSource:
                 f = self._followers[path] = self._follower(path)
                 f.matched = self._matcher is None
             if isinstance(entries, dict):
-                resume(f, entries)
+                f.resume(entries)
 
     def _follower(self, path: str, *, start_at_end: bool = False) -> PathFollower:
         cfg = self._cfg
@@ -187,7 +190,7 @@ class LocalSource:
     def _take_renamed(self, new: PathFollower) -> None:
         """A file renamed within the glob continues where it was, instead of being read again."""
         try:
-            identity = identity_of(os.stat(new.path))
+            identity = identity_of(self._fs.stat(new.path))
         except OSError:
             return
         for f in self._followers.values():
@@ -205,7 +208,7 @@ class LocalSource:
         out: list[Emitted] = []
         budget = self._poll_bytes
         for f in followers[self._turn :] + followers[: self._turn]:
-            got, used = read(f, budget)
+            got, used = f.read(budget)
             out += got
             budget -= used
             if budget <= 0:
@@ -231,7 +234,7 @@ class LocalSource:
 
     def health(self) -> SourceHealth:
         followers = [f for f in self._followers.values() if f.matched]
-        open_streams = [s for f in self._followers.values() for s in f.streams() if s.fd is not None]
+        open_streams = [s for f in self._followers.values() for s in f.streams() if s.handle is not None]
         return self._health.snapshot(
             up=bool(followers) and all(f.status == "ok" for f in followers),
             lag=sum(max(0, s.size - s.emitted) for s in open_streams),

@@ -1,8 +1,11 @@
-"""An in-memory ``FileSystem`` (``sources.tail.fs``) a writer can rotate under, as SFTP shows it.
+"""An in-memory ``FileSystem`` (``sources.tail.fs``) a writer can rotate under.
 
-SFTP semantics: no inode (a handle knows its file only by the ``HeadHash`` of
-its head), whole-second mtimes, and an open handle stays bound to the file it
-opened across rename, delete and truncation, as a POSIX sftp-server's does.
+By default as SFTP shows it: no inode (a handle knows its file only by the
+``HeadHash`` of its head) and whole-second mtimes; ``inodes=True`` gives local
+semantics instead (``DevInode`` identities, nanosecond mtimes, directory
+mtimes that change as names come and go). Either way an open handle stays
+bound to the file it opened across rename, delete and truncation, as a local
+descriptor and a POSIX sftp-server's handle do.
 The writer's side (``write``, ``rename``, ``truncate``, ...) is what the model
 test's writer and logrotate drive. ``cut_in = n`` makes the n-th I/O call from
 now, and every one after it until ``down`` is reset, fail as a dropped
@@ -12,10 +15,12 @@ connection does; ``open_handles`` tells whether the follower closed what it open
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import count
 
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, fingerprint
-from acceptmon.sources.tail.fs import DirEntry, HeadHash, Stat
+from acceptmon.sources.tail.fs import DevInode, DirEntry, HeadHash, Stat
 
 _NS = 1_000_000_000
 
@@ -24,6 +29,7 @@ _NS = 1_000_000_000
 class Inode:
     data: bytearray = field(default_factory=bytearray)
     mtime_ns: int = 0
+    ino: int = 0
 
 
 class FakeHandle:
@@ -36,11 +42,18 @@ class FakeHandle:
         self._io()
         return len(self.inode.data)
 
+    def stat(self) -> Stat:
+        self._io()
+        return self._fs.stat_of(self.inode)
+
     def read_at(self, offset: int, n: int) -> bytes:
         self._io()
         return bytes(self.inode.data[offset : offset + max(0, n)])
 
-    def identity(self) -> HeadHash | None:
+    def identity(self) -> DevInode | HeadHash | None:
+        if self._fs.inodes:
+            self._io()
+            return DevInode(1, self.inode.ino)
         head = self.read_at(0, FINGERPRINT_BYTES)
         return HeadHash.of(fingerprint(head)) if head else None
 
@@ -55,9 +68,13 @@ class FakeHandle:
 
 
 class FakeFS:
-    def __init__(self, now_ns: int = 100 * _NS) -> None:
+    def __init__(self, now_ns: int = 100 * _NS, *, inodes: bool = False) -> None:
+        self.inodes = inodes
         self.files: dict[str, Inode] = {}
+        #: Directory mtimes: a directory changes when names in it come and go.
+        self.dirs: dict[str, int] = {}
         self.now_ns = now_ns
+        self._ino = count(1)
         self.open_handles = 0
         #: I/O calls until the connection drops (None: it does not).
         self.cut_in: int | None = None
@@ -76,7 +93,10 @@ class FakeFS:
 
     def write(self, path: str, data: bytes) -> None:
         """Append ``data``, creating the file if needed (``open(path, "ab")``)."""
-        inode = self.files.setdefault(path, Inode())
+        inode = self.files.get(path)
+        if inode is None:
+            inode = self.files[path] = Inode(ino=next(self._ino))
+            self._touch_dir(path)
         inode.data += data
         inode.mtime_ns = self.now_ns
 
@@ -85,13 +105,20 @@ class FakeFS:
 
     def create(self, path: str, data: bytes = b"") -> None:
         """A new file at ``path`` (the old one, if any, lives on in open handles)."""
-        self.files[path] = Inode(bytearray(data), self.now_ns)
+        self.files[path] = Inode(bytearray(data), self.now_ns, next(self._ino))
+        self._touch_dir(path)
 
     def rename(self, a: str, b: str) -> None:
         self.files[b] = self.files.pop(a)
+        self._touch_dir(a)
+        self._touch_dir(b)
+
+    def mkdir(self, path: str) -> None:
+        self.dirs.setdefault(path, self.now_ns)
 
     def delete(self, path: str) -> None:
         del self.files[path]
+        self._touch_dir(path)
 
     def truncate(self, path: str, size: int = 0) -> None:
         inode = self.files[path]
@@ -118,21 +145,41 @@ class FakeFS:
 
     def stat(self, path: str) -> Stat:
         self.io()
-        inode = self._inode(path)
-        return Stat(len(inode.data), inode.mtime_ns // _NS * _NS)
+        if path in self.dirs and path not in self.files:
+            return Stat(0, self._mtime(self.dirs[path]), regular=False)
+        return self.stat_of(self._inode(path))
 
-    def listdir(self, path: str) -> list[DirEntry]:
+    def stat_of(self, inode: Inode) -> Stat:
+        identity = DevInode(1, inode.ino) if self.inodes else None
+        return Stat(len(inode.data), self._mtime(inode.mtime_ns), identity)
+
+    def listdir(self, path: str, want: Callable[[str], bool] | None = None) -> list[DirEntry]:
         self.io()
         found = sorted(
             ((p, i) for p, i in self.files.items() if posixpath.dirname(p) == path), key=lambda x: x[0]
         )
-        return [DirEntry(posixpath.basename(p), len(i.data), i.mtime_ns // _NS * _NS) for p, i in found]
+        out = []
+        for p, i in found:
+            name, st = posixpath.basename(p), self.stat_of(i)
+            if want is None or want(name):
+                out.append(DirEntry(name, st.size, st.mtime_ns, st.identity))
+        return out
+
+    def realpath(self, path: str) -> str:
+        return path
 
     def open(self, path: str) -> FakeHandle:
         self.io()
         handle = FakeHandle(self, self._inode(path))
         self.open_handles += 1
         return handle
+
+    def _mtime(self, ns: int) -> int:
+        return ns if self.inodes else ns // _NS * _NS
+
+    def _touch_dir(self, path: str) -> None:
+        d = posixpath.dirname(path)
+        self.dirs[d] = max(self.now_ns, self.dirs.get(d, 0) + 1)
 
     def _inode(self, path: str) -> Inode:
         inode = self.files.get(path)

@@ -9,6 +9,7 @@ inode and whole-second mtimes: a file's identity is the ``HeadHash`` of its head
 from __future__ import annotations
 
 import stat as statmod
+from collections.abc import Callable
 from typing import Any, cast
 
 import paramiko
@@ -26,6 +27,9 @@ class SFTPHandle:
 
     def size(self) -> int:
         return int(self._f.stat().st_size or 0)
+
+    def stat(self) -> Stat:
+        return _stat(self._f.stat())
 
     def read_at(self, offset: int, n: int) -> bytes:
         if n <= 0:
@@ -46,18 +50,20 @@ class SFTPFS:
         self._sftp = sftp
 
     def stat(self, path: str) -> Stat:
-        st = self._sftp.stat(remote_bytes(path))
-        return Stat(int(st.st_size or 0), int(st.st_mtime or 0) * _NS)
+        return _stat(self._sftp.stat(remote_bytes(path)))
 
-    def listdir(self, path: str) -> list[DirEntry]:
+    def listdir(self, path: str, want: Callable[[str], bool] | None = None) -> list[DirEntry]:
         return [
             DirEntry(a.filename, int(a.st_size or 0), int(a.st_mtime or 0) * _NS)
             for a in listdir_attr(self._sftp, path or "/")
-            if a.st_mode is None or statmod.S_ISREG(a.st_mode)
+            if (a.st_mode is None or statmod.S_ISREG(a.st_mode)) and (want is None or want(a.filename))
         ]
 
     def open(self, path: str) -> SFTPHandle:
         return SFTPHandle(self._sftp.open(remote_bytes(path), "rb"))
+
+    def realpath(self, path: str) -> str:
+        return path
 
     def read_small(self, path: str, max_bytes: int) -> bytes | None:
         """The whole file if it has at most ``max_bytes``, else None."""
@@ -66,6 +72,12 @@ class SFTPFS:
                 return None
             data = bytes(f.read(max_bytes + 1))
         return data if len(data) <= max_bytes else None
+
+
+def _stat(st: paramiko.SFTPAttributes) -> Stat:
+    """Whole-second mtime; no identity (SFTP has no inodes)."""
+    regular = st.st_mode is None or statmod.S_ISREG(st.st_mode)
+    return Stat(int(st.st_size or 0), int(st.st_mtime or 0) * _NS, None, regular)
 
 
 def remote_bytes(path: str) -> bytes:

@@ -1,23 +1,33 @@
-"""Follow one path across rotations: its current file plus files rotated away.
+"""Follow one path across rotations over a ``FileSystem`` with inodes (``localfs``, or a fake).
 
 Each poll looks at the path once (one ``stat``), classifies what happened to
 the file we read, and reads rotated-away files to their end before the new
 one. A rotated file stays open until it has been idle for ``rotate_wait``
-seconds (a writer may still finish a line into it), then it is closed.
+seconds (a writer may still finish a line into it); then its unterminated last
+line, if any, is handed out and it is closed.
+
+Resuming from a checkpoint: each entry names a file by identity (``dev:ino``)
+and by the fingerprint of its first bytes. If the file is still at the path,
+reading resumes at the checkpointed offset. Otherwise it is looked for among
+the rotated siblings (by identity: a rename; by fingerprint: copytruncate made
+a copy) and finished from the offset; then come whole siblings written after
+it, then the current file from its start.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import stat
+import posixpath
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
+from acceptmon.clock import Clock
+from acceptmon.model import Chunk
 from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
-from acceptmon.sources.tail.context import FollowSettings
 from acceptmon.sources.tail.entry import Entry
+from acceptmon.sources.tail.fs import FileSystem, Handle, Stat
 from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content, holds
 from acceptmon.sources.tail.stream import FileStream, Known, identity_of, prefix_fingerprint
 
@@ -25,6 +35,23 @@ log = logging.getLogger("acceptmon.sources")
 
 #: Unfound checkpoint entries still recognised after they were reported lost.
 MAX_UNFOUND = 16
+
+#: A chunk handed out, the stream it came from and the line number after it:
+#: what ``commit`` needs to advance that stream's checkpointed position.
+Emitted = tuple[Chunk, FileStream, int]
+
+
+@dataclass(frozen=True, slots=True)
+class FollowSettings:
+    """What a path follower shares with its source (its events go to ``SourceEvents``)."""
+
+    source: str
+    fs: FileSystem
+    clock: Clock
+    read_size: int
+    rotate_wait: float
+    max_line: int
+    max_detached: int = 4
 
 
 class PathFollower:
@@ -58,6 +85,138 @@ class PathFollower:
         self.registered = False
         self._dir_mtime = 0
 
+    def resume(self, state: dict[str, Any]) -> None:
+        """Rebuild the streams from this path's checkpoint state (entries oldest first)."""
+        raw = state.get("streams")
+        entries = [e for e in map(Entry.from_json, raw if isinstance(raw, list) else []) if e is not None]
+        self.done = DoneFiles.from_json(state.get("done"))
+        self.registered = True
+        h = self._open_quietly()
+        now = self.cfg.clock.monotonic()
+        for e in entries:
+            if h is not None and self.current is None and _is_at_path(e, h):
+                self.adopt(h, e.offset, e.lineno)
+                if not e.fp_len:
+                    self.catch_up()  # empty then: a copytruncate since leaves no trace in it
+                h = None
+                continue
+            s = self._locate(e)
+            if s is None and self.read_past_copy(e.real, str(e.identity), e.fingerprint, e.fp_len, e.marks):
+                continue
+            if s is None:
+                log.info(
+                    "%s: resume: %s (%s) not found yet; looking again", self.cfg.source, e.real, e.identity
+                )
+                self.unfound.append(e)
+                self.unfound_since = now
+                continue
+            s.idle_since = now
+            self.detached.append(s)
+        if h is not None:
+            # Adopt first so that a copy of this file's content (copytruncate
+            # between copy and truncate) is known as its copy, not read twice.
+            self.adopt(h)
+            self.catch_up()
+        elif self.unfound:
+            self.catch_up()
+
+    def _open_quietly(self) -> Handle | None:
+        try:
+            return self.cfg.fs.open(self.path)
+        except OSError:
+            return None  # the first look reports it
+
+    def _locate(self, e: Entry) -> FileStream | None:
+        hit = find_content(
+            e.real,
+            str(e.identity),
+            e.fingerprint,
+            e.fp_len,
+            min_size=e.offset,
+            fs=self.cfg.fs,
+            known=e.marks,
+        )
+        if hit is None:
+            return None
+        log.info("%s: resuming %s in %s at offset %d", self.cfg.source, self.path, hit[1], e.offset)
+        return FileStream(hit[0], e.real, e.offset, e.lineno, max_line=self.cfg.max_line)
+
+    def read(self, budget: int) -> tuple[list[Emitted], int]:
+        """Read rotated-away files first, then the current one, up to ``budget`` bytes."""
+        chunks: list[Emitted] = []
+        used = 0
+        seen: list[FileStream] = []  # the objects themselves: ids of freed ones get reused
+        # Draining may retire a file or queue newly found ones: walk until all are seen.
+        while todo := [s for s in self.detached if s not in seen]:
+            seen.append(todo[0])
+            used += self._drain_detached(todo[0], budget - used, chunks)
+            if used >= budget:
+                return chunks, used
+        if self.current is not None and self.current.size > self.current.read_pos:
+            used += self._read_stream(self.current, budget - used, chunks)
+        return chunks, used
+
+    def _drain_detached(self, s: FileStream, budget: int, chunks: list[Emitted]) -> int:
+        if not self._recheck(s):
+            return 0
+        now = self.cfg.clock.monotonic()
+        if s.size > s.read_pos:
+            s.idle_since = now
+            return self._read_stream(s, budget, chunks)
+        if now - s.idle_since >= self.cfg.rotate_wait:
+            last = s.finish(self.cfg.source, self.path)
+            if last is not None:
+                chunks.append((last, s, s.lineno))
+            self.detached.remove(s)
+            self.retire(s)
+            log.info("%s: closed drained file %s", self.cfg.source, s.real)
+        return 0
+
+    def _recheck(self, s: FileStream) -> bool:
+        """Notice a rotated-away file being truncated or refilled; False: do not read it now."""
+        assert s.handle is not None
+        before, was_empty = (s.size, s.mtime_ns), not s.fp_len
+        try:
+            s.look(s.handle.stat())
+            changed = (s.size, s.mtime_ns) != before
+            replaced = (changed or s.stale) and (s.size < s.read_pos or not s.refresh_fingerprint())
+        except OSError as e:
+            self.fail("read_error", e)
+            return False
+        if changed and was_empty:
+            at = self.detached.index(s)
+            self.catch_up()  # a copytruncate would leave no trace in an empty file
+            if self.detached.index(s) != at:
+                return False  # read what was found first: it is older
+        if replaced:
+            # Truncated after it left our path: the old content goes on in its
+            # copy, and what was written into it since is a file of its own.
+            fresh = FileStream(s.give_up_handle(), s.real, max_line=self.cfg.max_line)
+            fresh.idle_since = self.cfg.clock.monotonic()
+            self.detached.insert(self.detached.index(s) + 1, fresh)
+            if not self.move_to_copy(s, "truncated after rotation"):
+                self.detached.remove(s)
+                self.retire(s)
+                return False
+        return True
+
+    def _read_stream(self, s: FileStream, budget: int, chunks: list[Emitted]) -> int:
+        used = 0
+        while used < budget:
+            want = min(self.cfg.read_size, budget - used)
+            try:
+                chunk, n = s.read(want, self.cfg.source, self.path)
+            except OSError as e:
+                self.fail("read_error", e)
+                break
+            used += n
+            if chunk is not None:
+                chunks.append((chunk, s, s.lineno))
+            if n < want:
+                break
+        self.events.read(used)
+        return used
+
     def streams(self) -> Iterator[FileStream]:
         yield from self.retired
         yield from self.detached
@@ -76,14 +235,14 @@ class PathFollower:
         if self.unfound_since is not None:
             self.catch_up()
         try:
-            st = os.stat(self.path)
+            st = self.cfg.fs.stat(self.path)
         except FileNotFoundError:
             self._missing()
             return
         except OSError as e:
             self.fail("permission_denied" if isinstance(e, PermissionError) else "stat_error", e)
             return
-        if not stat.S_ISREG(st.st_mode):
+        if not st.regular:
             self._set_status("not_a_file", "not a regular file")
             return
         if self.current is None:
@@ -97,26 +256,22 @@ class PathFollower:
         if self.current is not None:
             self._detach("gone from its path")
         try:
-            dir_mtime = os.stat(os.path.dirname(self.path) or ".").st_mtime_ns
+            dir_mtime = self.cfg.fs.stat(posixpath.dirname(self.path) or ".").mtime_ns
         except OSError:
             return
         if dir_mtime != self._dir_mtime:
             self.catch_up()
         self._dir_mtime = dir_mtime
 
-    def _compare(self, cur: FileStream, st: os.stat_result) -> None:
+    def _compare(self, cur: FileStream, st: Stat) -> None:
         ident = identity_of(st)
-        if (
-            not cur.stale
-            and ident == cur.identity
-            and (st.st_size, st.st_mtime_ns) == (cur.size, cur.mtime_ns)
-        ):
+        if not cur.stale and ident == cur.identity and (st.size, st.mtime_ns) == (cur.size, cur.mtime_ns):
             return
-        now = FileState(ident, st.st_size)
+        now = FileState(ident, st.size)
         if ident == cur.identity and cur.fp_len:
-            assert cur.fd is not None
-            fp = prefix_fingerprint(cur.fd, cur.fp_len)
-            now = FileState(ident, st.st_size, fp or "short", cur.fp_len)
+            assert cur.handle is not None
+            fp = prefix_fingerprint(cur.handle, cur.fp_len)
+            now = FileState(ident, st.size, fp or "short", cur.fp_len)
         change = classify(cur.state(), now, cur.read_pos)
         if change == "rotated":
             self.events.rotated()
@@ -156,7 +311,7 @@ class PathFollower:
             s.fp,
             s.fp_len,
             min_size=s.read_pos,
-            opener=self.cfg.opener,
+            fs=self.cfg.fs,
             exclude=frozenset([s.identity]),
             known=s.head,
         )
@@ -174,9 +329,7 @@ class PathFollower:
         Lines written between copytruncate's copy and its truncate are in no
         file afterwards; if we read some, the copy holds nothing new for us.
         """
-        copy = (
-            copy_identity(real, identity, fp, fp_len, opener=self.cfg.opener, known=known) if fp_len else None
-        )
+        copy = copy_identity(real, identity, fp, fp_len, fs=self.cfg.fs, known=known) if fp_len else None
         if copy is None:
             return False
         self.done.add(copy, fp, fp_len)
@@ -196,7 +349,7 @@ class PathFollower:
         self.detached.append(cur)
         # Bound open files: beyond the cap, close files already read to their
         # end early (a late write to them is lost); never one with unread data.
-        for s in [s for s in self.detached if s.fd is not None and os.fstat(s.fd).st_size <= s.read_pos]:
+        for s in [s for s in self.detached if s.handle is not None and s.handle.size() <= s.read_pos]:
             if len(self.detached) <= self.cfg.max_detached:
                 break
             self.detached.remove(s)
@@ -211,27 +364,27 @@ class PathFollower:
 
     def catch_up(self) -> None:
         """Queue whole rotated files nobody has read (several rotations at once, or while down)."""
-        real = os.path.realpath(self.path)
+        real = self.cfg.fs.realpath(self.path)
         if not self.registered:
             self.registered = True
-            self.done.register_existing(real, self.cfg.opener)
+            self.done.register_existing(real, self.cfg.fs)
             return
         for s in self.streams():
-            if s.fd is not None and s.fp_len < FINGERPRINT_BYTES:
+            if s.handle is not None and s.fp_len < FINGERPRINT_BYTES:
                 s.refresh_fingerprint()  # a short fingerprint would mistake a new file for a copy
         now = self.cfg.clock.monotonic()
         waiting = False
-        for fd, path, mtime_ns in self.done.unseen(real, self.streams(), self.cfg.opener):
-            e, short = self._claim(fd)
+        for h, path, mtime_ns in self.done.unseen(real, self.streams(), self.cfg.fs):
+            e, short = self._claim(h)
             if short:
-                os.close(fd)  # an unfound file's copy still being filled: not yet, and never whole
+                h.close()  # an unfound file's copy still being filled: not yet, and never whole
                 waiting = True
                 continue
             if e is None:
-                new = FileStream(fd, real, max_line=self.cfg.max_line)
+                new = FileStream(h, real, max_line=self.cfg.max_line)
                 log.info("%s: %s: reading %s, rotated before we saw it", self.cfg.source, self.path, path)
             else:
-                new = FileStream(fd, e.real, e.offset, e.lineno, max_line=self.cfg.max_line)
+                new = FileStream(h, e.real, e.offset, e.lineno, max_line=self.cfg.max_line)
                 log.info("%s: resuming %s in %s at offset %d", self.cfg.source, self.path, path, e.offset)
             new.idle_since = now
             self.detached.insert(self._slot(mtime_ns), new)
@@ -243,16 +396,16 @@ class PathFollower:
             self.unfound_since = None
             del self.unfound[:-MAX_UNFOUND]
 
-    def _claim(self, fd: int) -> tuple[Entry | None, bool]:
-        """The unfound checkpoint entry whose file ``fd`` is (it is then found), and
-        whether ``fd`` starts like one but is shorter than its offset (a copy being filled)."""
+    def _claim(self, h: Handle) -> tuple[Entry | None, bool]:
+        """The unfound checkpoint entry whose file ``h`` is (it is then found), and
+        whether ``h`` starts like one but is shorter than its offset (a copy being filled)."""
         short = False
         for e in self.unfound:
             try:
-                if holds(fd, str(e.identity), e.fingerprint, e.fp_len, e.offset, e.marks):
+                if holds(h, str(e.identity), e.fingerprint, e.fp_len, e.offset, e.marks):
                     self.unfound.remove(e)
                     return e, False
-                short = short or (e.fp_len > 0 and holds(fd, "", e.fingerprint, e.fp_len, 0, e.marks))
+                short = short or (e.fp_len > 0 and holds(h, "", e.fingerprint, e.fp_len, 0, e.marks))
             except OSError:
                 continue
         return None, short
@@ -264,7 +417,7 @@ class PathFollower:
         file we have read nothing of that was written later.
         """
         for i, s in enumerate(self.detached):
-            if s.read_pos == 0 and s.fd is not None and os.fstat(s.fd).st_mtime_ns > mtime_ns:
+            if s.read_pos == 0 and s.handle is not None and s.handle.stat().mtime_ns > mtime_ns:
                 return i
         return len(self.detached)
 
@@ -277,7 +430,7 @@ class PathFollower:
 
     def _open_path(self) -> None:
         try:
-            fd = self.cfg.opener(self.path)
+            h = self.cfg.fs.open(self.path)
         except FileNotFoundError:
             self._set_status("missing", "no such file")
             return
@@ -287,16 +440,16 @@ class PathFollower:
         except OSError as e:
             self.fail("open_error", e)
             return
-        self.adopt(fd)
+        self.adopt(h)
 
-    def adopt(self, fd: int, start: int = 0, lineno: int = 1) -> None:
-        """Make the file open at ``fd`` (found at our path) the current one."""
+    def adopt(self, h: Handle, start: int = 0, lineno: int = 1) -> None:
+        """Make the file open at ``h`` (found at our path) the current one."""
         try:
-            s = FileStream(fd, os.path.realpath(self.path), start, lineno, max_line=self.cfg.max_line)
+            s = FileStream(h, self.cfg.fs.realpath(self.path), start, lineno, max_line=self.cfg.max_line)
             if self.start_at_end:
                 s.skip_to_end(self.cfg.read_size)
         except OSError as e:
-            os.close(fd)
+            h.close()
             self.fail("read_error", e)
             return
         self.start_at_end = False
@@ -311,7 +464,7 @@ class PathFollower:
 
     def take_over(self, s: FileStream) -> None:
         """Continue ``s`` as this path's current file (it was renamed to this path)."""
-        s.real = os.path.realpath(self.path)
+        s.real = self.cfg.fs.realpath(self.path)
         self.current = s
         self._set_status("ok", "")
 
@@ -358,3 +511,11 @@ class PathFollower:
         else:
             log.warning("%s: %s: %s", self.cfg.source, self.path, message or status)
         self.status = status
+
+
+def _is_at_path(e: Entry, h: Handle) -> bool:
+    """Whether the file open at the path is the entry's, still holding what was read of it."""
+    st = h.stat()
+    if identity_of(st) != str(e.identity) or st.size < e.offset:
+        return False
+    return not e.fp_len or prefix_fingerprint(h, e.fp_len) == e.fingerprint

@@ -3,14 +3,16 @@
 Following a path across rotation needs only: stat a path, list a directory,
 open a file and read it at an offset through a handle that stays bound to the
 file it opened if its name changes (true of local files and of a POSIX
-sftp-server). What differs is identity: locally a file is its ``DevInode``;
-SFTP has no inode, so a file is known by the ``HeadHash`` of its first bytes.
+sftp-server). What differs is identity: locally a file is its ``DevInode``
+(``localfs``); SFTP has no inode, so a file is known by the ``HeadHash`` of its
+first bytes (``ssh/sftpfs``). Tests use an in-memory one with either semantics.
 Both render to the strings checkpoints and ``Position.identity`` have always
 carried (``dev:ino``, ``sftp:<16 hex>``), so old checkpoints stay readable.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -59,10 +61,15 @@ def parse_file_id(text: str) -> FileId | None:
 
 @dataclass(frozen=True, slots=True)
 class Stat:
-    """One look at a path: what tells a grown file from an untouched one."""
+    """One look at a path: what tells a grown file from an untouched one.
+
+    ``identity`` is the ``DevInode`` where the filesystem has inodes, else None.
+    """
 
     size: int
     mtime_ns: int
+    identity: DevInode | None = None
+    regular: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +79,17 @@ class DirEntry:
     name: str
     size: int
     mtime_ns: int
+    identity: DevInode | None = None
 
 
 class Handle(Protocol):
     """An open file: its size and bytes are the file's, whatever its name is now."""
 
     def size(self) -> int: ...
+
+    def stat(self) -> Stat:
+        """The open file's size, mtime and (where there are inodes) identity."""
+        ...
 
     def read_at(self, offset: int, n: int) -> bytes:
         """Up to ``n`` bytes from ``offset`` (fewer at end of file)."""
@@ -95,8 +107,15 @@ class FileSystem(Protocol):
 
     def stat(self, path: str) -> Stat: ...
 
-    def listdir(self, path: str) -> list[DirEntry]:
-        """The regular files in directory ``path``."""
+    def listdir(self, path: str, want: Callable[[str], bool] | None = None) -> list[DirEntry]:
+        """The regular files in directory ``path`` whose names ``want`` accepts (all if None).
+
+        Only those are looked at: a log directory may hold thousands of other files.
+        """
         ...
 
     def open(self, path: str) -> Handle: ...
+
+    def realpath(self, path: str) -> str:
+        """``path`` with symbolic links resolved (as it is where there are none)."""
+        ...

@@ -8,21 +8,14 @@ were not looking (agent down, or several rotations between two polls).
 
 from __future__ import annotations
 
-import os
-import stat
+import posixpath
 import time
 from collections.abc import Iterable
 from typing import Any
 
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, fingerprint, is_rotated_name
-from acceptmon.sources.tail.stream import (
-    FileStream,
-    Known,
-    Opener,
-    identity_of,
-    known_prefix,
-    prefix_fingerprint,
-)
+from acceptmon.sources.tail.fs import FileSystem, Handle, Stat
+from acceptmon.sources.tail.stream import FileStream, Known, identity_of, known_prefix, prefix_fingerprint
 
 #: Listings ``rotated_siblings`` takes at most to find two that agree; after the
 #: third it backs off a little, since logrotate may be mid-way through a chain.
@@ -30,12 +23,12 @@ SCAN_TRIES = 12
 SCAN_BACKOFF_S = 0.002
 
 
-def rotated_siblings(real: str) -> list[tuple[str, os.stat_result]]:
+def rotated_siblings(fs: FileSystem, real: str) -> list[tuple[str, Stat]]:
     """Regular, uncompressed files next to ``real`` named like its rotations, oldest first."""
-    return scan_siblings(real)[0]
+    return scan_siblings(fs, real)[0]
 
 
-def scan_siblings(real: str) -> tuple[list[tuple[str, os.stat_result]], bool]:
+def scan_siblings(fs: FileSystem, real: str) -> tuple[list[tuple[str, Stat]], bool]:
     """The rotated siblings, and whether two listings in a row agreed on them.
 
     logrotate renames a whole chain of files while we list and stat them, so one
@@ -45,39 +38,33 @@ def scan_siblings(real: str) -> tuple[list[tuple[str, os.stat_result]], bool]:
     two listings agree, as the SSH follower does; a caller that would forget
     files unless they are listed acts only on a settled listing.
     """
-    found = _scan(real)
+    found = _scan(fs, real)
     for attempt in range(1, SCAN_TRIES):
         if attempt >= 3:
             time.sleep(SCAN_BACKOFF_S * (attempt - 2))
-        again = _scan(real)
+        again = _scan(fs, real)
         if _same(again, found):
             return again, True
         found = again
     return found, False
 
 
-def _scan(real: str) -> list[tuple[str, os.stat_result]]:
-    directory, base = os.path.split(real)
+def _scan(fs: FileSystem, real: str) -> list[tuple[str, Stat]]:
+    directory, base = posixpath.split(real)
     try:
-        names = os.listdir(directory or ".")
+        entries = fs.listdir(directory or ".", lambda name: is_rotated_name(base, name))
     except OSError:
         return []
-    found = []
-    for name in names:
-        if not is_rotated_name(base, name):
-            continue
-        path = os.path.join(directory, name)
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        if stat.S_ISREG(st.st_mode):
-            found.append((path, st))
-    return sorted(found, key=lambda f: (f[1].st_mtime_ns, f[0]))
+    found = [
+        (posixpath.join(directory, e.name), Stat(e.size, e.mtime_ns, e.identity))
+        for e in entries
+        if e.identity is not None
+    ]
+    return sorted(found, key=lambda f: (f[1].mtime_ns, f[0]))
 
 
-def _same(a: list[tuple[str, os.stat_result]], b: list[tuple[str, os.stat_result]]) -> bool:
-    def key(found: list[tuple[str, os.stat_result]]) -> list[tuple[str, str]]:
+def _same(a: list[tuple[str, Stat]], b: list[tuple[str, Stat]]) -> bool:
+    def key(found: list[tuple[str, Stat]]) -> list[tuple[str, str]]:
         return sorted((p, identity_of(st)) for p, st in found)
 
     return key(a) == key(b)
@@ -90,48 +77,48 @@ def find_content(
     fp_len: int,
     *,
     min_size: int,
-    opener: Opener,
+    fs: FileSystem,
     exclude: frozenset[str] = frozenset(),
     known: Known = (),
-) -> tuple[int, str] | None:
+) -> tuple[Handle, str] | None:
     """Open the sibling holding this content: same identity first, then same fingerprint.
 
     A candidate must be at least ``min_size`` long and start with the bytes
     hashed in ``fp`` (or, if shorter than them, be one of the whole-line
     prefixes ``known`` tells); with no fingerprint only the identity can match.
-    Returns (fd, path) or None.
+    Returns (handle, path) or None.
     """
     candidates = [
         (path, st)
-        for path, st in rotated_siblings(real)
-        if st.st_size >= min_size and identity_of(st) not in exclude
+        for path, st in rotated_siblings(fs, real)
+        if st.size >= min_size and identity_of(st) not in exclude
     ]
     candidates.sort(key=lambda c: identity_of(c[1]) != identity)
     for path, st in candidates:
         if not fp_len and identity_of(st) != identity:
             continue
-        fd = _open(opener, path)
-        if fd is None:
+        h = _open(fs, path)
+        if h is None:
             continue
-        if not fp_len or _starts_with(fd, fp, fp_len) or _is_known(fd, st.st_size, known):
-            return fd, path
-        os.close(fd)
+        if not fp_len or _starts_with(h, fp, fp_len) or _is_known(h, st.size, known):
+            return h, path
+        h.close()
     return None
 
 
 def copy_identity(
-    real: str, identity: str, fp: str, fp_len: int, *, opener: Opener, known: Known = ()
+    real: str, identity: str, fp: str, fp_len: int, *, fs: FileSystem, known: Known = ()
 ) -> str | None:
     """Identity of another sibling that starts with the bytes hashed in ``fp``, however long it is."""
     found = find_content(
-        real, identity, fp, fp_len, min_size=0, opener=opener, exclude=frozenset([identity]), known=known
+        real, identity, fp, fp_len, min_size=0, fs=fs, exclude=frozenset([identity]), known=known
     )
     if found is None:
         return None
     try:
-        return identity_of(os.fstat(found[0]))
+        return identity_of(found[0].stat())
     finally:
-        os.close(found[0])
+        found[0].close()
 
 
 class DoneFiles:
@@ -149,42 +136,44 @@ class DoneFiles:
     def add(self, identity: str, fp: str, fp_len: int) -> None:
         self.entries[identity] = (fp, fp_len)
 
-    def register_existing(self, real: str, opener: Opener) -> None:
+    def register_existing(self, real: str, fs: FileSystem) -> None:
         """Everything already rotated when we start following a path is not ours to read."""
-        for path, st in rotated_siblings(real):
-            fd = _open(opener, path)
-            if fd is not None:
-                data = os.pread(fd, FINGERPRINT_BYTES, 0)
-                os.close(fd)
+        for path, st in rotated_siblings(fs, real):
+            h = _open(fs, path)
+            if h is not None:
+                try:
+                    data = h.read_at(0, FINGERPRINT_BYTES)
+                finally:
+                    h.close()
                 self.add(identity_of(st), *_fp(data))
 
-    def unseen(self, real: str, streams: Iterable[FileStream], opener: Opener) -> list[tuple[int, str, int]]:
+    def unseen(
+        self, real: str, streams: Iterable[FileStream], fs: FileSystem
+    ) -> list[tuple[Handle, str, int]]:
         """Open the siblings nobody has read: not followed, not done, not a copy of followed content.
 
-        Returns (fd, path, mtime_ns), oldest first.
+        Returns (handle, path, mtime_ns), oldest first.
         """
         followed = list(streams)
         known = {s.identity for s in followed}
         present: set[str] = set()
         out = []
-        siblings, settled = scan_siblings(real)
+        siblings, settled = scan_siblings(fs, real)
         for path, st in siblings:
             identity = identity_of(st)
             present.add(identity)
-            fd = None if identity in known else _open(opener, path)
-            if fd is None:
+            h = None if identity in known else _open(fs, path)
+            if h is None:
                 continue
             done = self.entries.get(identity)
             if (
-                (done and _starts_with(fd, *done))
-                or any(
-                    _starts_with(fd, s.fp, s.fp_len) or _is_known(fd, st.st_size, s.head) for s in followed
-                )
-                or _copy_under_way(fd, st.st_size, followed)
+                (done and _starts_with(h, *done))
+                or any(_starts_with(h, s.fp, s.fp_len) or _is_known(h, st.size, s.head) for s in followed)
+                or _copy_under_way(h, st.size, followed)
             ):
-                os.close(fd)
+                h.close()
                 continue
-            out.append((fd, path, st.st_mtime_ns))
+            out.append((h, path, st.mtime_ns))
         self.settled = settled
         if settled:  # forget only what a settled listing shows gone
             self.entries = {k: v for k, v in self.entries.items() if k in present or k in known}
@@ -207,7 +196,7 @@ def _fp(data: bytes) -> tuple[str, int]:
     return (fingerprint(data), len(data)) if data else ("", 0)
 
 
-def _copy_under_way(fd: int, size: int, followed: list[FileStream]) -> bool:
+def _copy_under_way(h: Handle, size: int, followed: list[FileStream]) -> bool:
     """Whether this sibling may be a copy still being written: empty, or a prefix of followed content.
 
     copytruncate creates its copy empty and then fills it; taken for unread
@@ -217,52 +206,52 @@ def _copy_under_way(fd: int, size: int, followed: list[FileStream]) -> bool:
     if size == 0:
         return True
     try:
-        head = os.pread(fd, min(size, FINGERPRINT_BYTES), 0)
+        head = h.read_at(0, min(size, FINGERPRINT_BYTES))
     except OSError:
         return False
     for s in followed:
-        if s.fd is None:
+        if s.handle is None:
             continue
         try:
-            if os.pread(s.fd, len(head), 0) == head:
+            if s.handle.read_at(0, len(head)) == head:
                 return True
         except OSError:
             continue
     return False
 
 
-def holds(fd: int, identity: str, fp: str, fp_len: int, min_size: int, known: Known = ()) -> bool:
+def holds(h: Handle, identity: str, fp: str, fp_len: int, min_size: int, known: Known = ()) -> bool:
     """Whether the open file holds this content, by ``find_content``'s rule."""
-    st = os.fstat(fd)
-    if st.st_size < min_size:
+    st = h.stat()
+    if st.size < min_size:
         return False
     if not fp_len:
         return identity_of(st) == identity
-    return _starts_with(fd, fp, fp_len) or _is_known(fd, st.st_size, known)
+    return _starts_with(h, fp, fp_len) or _is_known(h, st.size, known)
 
 
-def _starts_with(fd: int, fp: str, fp_len: int) -> bool:
+def _starts_with(h: Handle, fp: str, fp_len: int) -> bool:
     if not fp_len:
         return False
     try:
-        return prefix_fingerprint(fd, fp_len) == fp
+        return prefix_fingerprint(h, fp_len) == fp
     except OSError:
         return False
 
 
-def _is_known(fd: int, size: int, known: Known) -> bool:
+def _is_known(h: Handle, size: int, known: Known) -> bool:
     """Whether the whole file is a prefix of the content ``known`` describes."""
     fp = known_prefix(known, size)
     if fp is None:
         return False
     try:
-        return prefix_fingerprint(fd, size) == fp
+        return prefix_fingerprint(h, size) == fp
     except OSError:
         return False
 
 
-def _open(opener: Opener, path: str) -> int | None:
+def _open(fs: FileSystem, path: str) -> Handle | None:
     try:
-        return opener(path)
+        return fs.open(path)
     except OSError:
         return None

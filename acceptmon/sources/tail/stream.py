@@ -1,23 +1,17 @@
-"""One open local file turned into Chunks, with the positions a checkpoint needs.
+"""One open file turned into Chunks, with the positions a checkpoint needs.
 
 A stream outlives its path: it keeps reading a renamed or deleted file through
-its descriptor, and after copytruncate it moves to the copy (same bytes, new
+its handle, and after copytruncate it moves to the copy (same bytes, new
 inode) so the lines between our offset and the truncation are not lost.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.lines import MAX_LINE_BYTES, LineSplitter
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, fingerprint
 from acceptmon.sources.tail.entry import Entry, Marks
-from acceptmon.sources.tail.fs import DevInode
-
-#: Opens a path read-only and returns a file descriptor (injectable for tests).
-Opener = Callable[[str], int]
+from acceptmon.sources.tail.fs import DevInode, Handle, Stat
 
 #: What we know of a file's first bytes beyond its fingerprint: the bytes themselves
 #: while we follow it (memory only: log lines may hold secrets), else its ``Marks``.
@@ -36,17 +30,16 @@ def known_prefix(known: Known, size: int) -> str | None:
     return next((h for n, h in known if n == size), None)
 
 
-def default_opener(path: str) -> int:
-    return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+def identity_of(st: Stat) -> str:
+    """The inode a stream tells files apart by, as checkpoints write it (the filesystem must have them)."""
+    if st.identity is None:
+        raise OSError("this filesystem has no inodes")
+    return str(st.identity)
 
 
-def identity_of(st: os.stat_result) -> str:
-    return str(DevInode(st.st_dev, st.st_ino))
-
-
-def prefix_fingerprint(fd: int, length: int) -> str:
+def prefix_fingerprint(h: Handle, length: int) -> str:
     """Fingerprint of the first ``length`` bytes, or "" if the file is shorter."""
-    data = os.pread(fd, length, 0) if length else b""
+    data = h.read_at(0, length) if length else b""
     return fingerprint(data) if len(data) == length else ""
 
 
@@ -60,14 +53,14 @@ class FileStream:
     """
 
     def __init__(
-        self, fd: int, real: str, start: int = 0, lineno: int = 1, *, max_line: int = MAX_LINE_BYTES
+        self, handle: Handle, real: str, start: int = 0, lineno: int = 1, *, max_line: int = MAX_LINE_BYTES
     ) -> None:
-        st = os.fstat(fd)
-        self.fd: int | None = fd
+        st = handle.stat()
+        self.handle: Handle | None = handle
         self.identity = identity_of(st)
         self.real = real
-        self.size = st.st_size
-        self.mtime_ns = st.st_mtime_ns
+        self.size = st.size
+        self.mtime_ns = st.mtime_ns
         self.fp = ""
         self.fp_len = 0
         self.head = b""
@@ -93,9 +86,9 @@ class FileStream:
 
         Returns False if the leading bytes no longer match (content replaced).
         """
-        if self.fd is None:
+        if self.handle is None:
             return True
-        data = os.pread(self.fd, FINGERPRINT_BYTES, 0)
+        data = self.handle.read_at(0, FINGERPRINT_BYTES)
         if self.fp_len and (len(data) < self.fp_len or fingerprint(data[: self.fp_len]) != self.fp):
             return False
         if len(data) > self.fp_len:
@@ -103,13 +96,13 @@ class FileStream:
             self.head = data
         return True
 
-    def look(self, st: os.stat_result) -> None:
-        self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
+    def look(self, st: Stat) -> None:
+        self.size, self.mtime_ns = st.size, st.mtime_ns
 
     def read(self, budget: int, source: str, path: str) -> tuple[Chunk | None, int]:
         """Read up to ``budget`` bytes; return a chunk of complete lines (if any) and bytes read."""
-        assert self.fd is not None
-        data = os.pread(self.fd, budget, self.read_pos)
+        assert self.handle is not None
+        data = self.handle.read_at(self.read_pos, budget)
         if not data:
             return None, 0
         if not self.refresh_fingerprint():
@@ -145,32 +138,38 @@ class FileStream:
             return None
         return Chunk(source, tuple(lines), first, Position(self.identity, self.emitted), path)
 
-    def move_to(self, fd: int) -> None:
+    def move_to(self, handle: Handle) -> None:
         """Continue in a byte-identical copy of this file (copytruncate)."""
         self.close()
-        self.fd = fd
+        self.handle = handle
         self.stale = False
-        st = os.fstat(fd)
+        st = handle.stat()
         self.identity = identity_of(st)
         self.look(st)
 
+    def give_up_handle(self) -> Handle:
+        """Hand the open file to a new stream (this one is about to move to a copy)."""
+        assert self.handle is not None
+        handle, self.handle = self.handle, None
+        return handle
+
     def skip_to_end(self, window: int) -> None:
         """Start after the last complete line, counting the lines skipped so line numbers stay true."""
-        assert self.fd is not None
+        assert self.handle is not None
         end = self.size
-        tail = os.pread(self.fd, min(window, end), end - min(window, end))
+        tail = self.handle.read_at(end - min(window, end), min(window, end))
         cut = tail.rfind(b"\n")
         start = end - len(tail) + cut + 1 if cut >= 0 else end
         lines = 0
         for pos in range(0, start, window):
-            lines += os.pread(self.fd, min(window, start - pos), pos).count(b"\n")
+            lines += self.handle.read_at(pos, min(window, start - pos)).count(b"\n")
         self.emitted = self.committed = start
         self.lineno = self.committed_lineno = lines + 1
 
     def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
 
     def entry(self) -> Entry:
         """Checkpoint entry: committed position plus what finds the file again."""

@@ -106,7 +106,7 @@ def test_refill_after_truncate_between_look_and_read_is_not_taken_for_old_conten
     the old. The torture test met it on a loaded machine (counted lines equal to the
     files', verify rounds not): the rest of the old content must come from the copy and
     the new content from its start, each once."""
-    import acceptmon.sources.tail.stream as stream_mod
+    import acceptmon.sources.tail.localfs as localfs_mod
 
     log = tmp_path / "x.log"
     old = [f"old {i:03d} " + "o" * 40 for i in range(200)]
@@ -136,7 +136,7 @@ def test_refill_after_truncate_between_look_and_read_is_not_taken_for_old_conten
                 f.write("".join(line + "\n" for line in new))
         return real_pread(fd, n, offset)
 
-    monkeypatch.setattr(stream_mod.os, "pread", pread)
+    monkeypatch.setattr(localfs_mod.os, "pread", pread)
     for _ in range(50):
         got += [line for c in src.poll() for line in c.lines]
         clock.advance(WAIT)

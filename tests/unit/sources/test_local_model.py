@@ -2,10 +2,12 @@
 
 Whatever happens, the lines the consumer processed, with re-reads after a
 crash resumed from the last saved checkpoint, must equal the lines written:
-none lost, none repeated, in order. One interpreter drives two targets:
-``LocalSource`` over real files, and ``SSHSource`` over the in-memory
-filesystem with SFTP's semantics (no inodes, whole-second mtimes), stepped as
-its host worker would step it, with connections that drop mid-I/O.
+none lost, none repeated, in order. One interpreter drives the one follower
+on three targets: ``LocalSource`` over real files, ``LocalSource`` over the
+in-memory filesystem with local semantics (inodes, nanosecond mtimes), and
+``SSHSource`` over the in-memory filesystem with SFTP's (no inodes,
+whole-second mtimes), stepped as its host worker would step it, with
+connections that drop mid-I/O.
 """
 
 from __future__ import annotations
@@ -211,12 +213,18 @@ class Target(Protocol):
 
 
 class Local:
-    def __init__(self, path: str, max_detached: int) -> None:
-        self.path, self.max_detached = path, max_detached
+    def __init__(self, path: str, max_detached: int, fs: FakeFS | None = None) -> None:
+        self.path, self.max_detached, self.fs = path, max_detached, fs
 
     def source(self, clock: ManualClock) -> Source:
         return LocalSource(
-            "x", self.path, clock=clock, read_size=64, rotate_wait=ROTATE_WAIT, max_detached=self.max_detached
+            "x",
+            self.path,
+            clock=clock,
+            read_size=64,
+            rotate_wait=ROTATE_WAIT,
+            max_detached=self.max_detached,
+            fs=self.fs,
         )
 
     def pump(self, src: Source) -> None:
@@ -226,7 +234,7 @@ class Local:
         pass
 
     def check_closed(self) -> None:
-        pass
+        assert self.fs is None or self.fs.open_handles == 0, "a handle was left open"
 
 
 class FakePool:
@@ -285,6 +293,13 @@ def local_target(max_detached: int = 4) -> Iterator[tuple[Disk, str, Target]]:
 
 
 @contextmanager
+def fake_local_target() -> Iterator[tuple[Disk, str, Target]]:
+    fs = FakeFS(inodes=True)
+    fs.mkdir("/logs")
+    yield fs, "/logs", Local("/logs/x.log", 4, fs)
+
+
+@contextmanager
 def sftp_target() -> Iterator[tuple[Disk, str, Target]]:
     fs = FakeFS()
     yield fs, "/logs", Sftp(fs, "/logs/x.log")
@@ -293,6 +308,7 @@ def sftp_target() -> Iterator[tuple[Disk, str, Target]]:
 TARGETS: dict[str, Callable[[], Any]] = {
     "local": local_target,
     "local-one-rotated-file-open": lambda: local_target(1),
+    "local-fakefs": fake_local_target,
     "sftp": sftp_target,
 }
 
@@ -417,7 +433,7 @@ def on_disk(disk: Disk) -> tuple[set[str], set[str]]:
 RUNNING_OPS = [*OPS, "append", "copy_truncate_early"]
 
 
-@pytest.mark.parametrize("target", ["local", "sftp"])
+@pytest.mark.parametrize("target", ["local", "local-fakefs", "sftp"])
 @pytest.mark.parametrize("pad", [0, 300], ids=["short-lines", "long-lines"])
 @settings(max_examples=400, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(st.sampled_from(RUNNING_OPS), st.integers(1, 6)), max_size=40))

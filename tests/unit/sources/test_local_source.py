@@ -11,7 +11,7 @@ import pytest
 from acceptmon.clock import ManualClock
 from acceptmon.model import Chunk
 from acceptmon.sources.local import LocalSource
-from acceptmon.sources.tail.stream import default_opener
+from acceptmon.sources.tail.localfs import LocalFS, default_opener
 
 WAIT = 5.0
 
@@ -160,7 +160,7 @@ def test_permission_denied_is_reported_once_and_recovers(tmp_path: Path) -> None
             raise PermissionError(13, "Permission denied", path)
         return default_opener(path)
 
-    src = make(log, opener=opener)
+    src = make(log, fs=LocalFS(opener))
     assert src.poll() == [] and src.poll() == []
     h = src.health()
     assert not h.up and h.errors == (("permission_denied", 1),)

@@ -15,9 +15,12 @@ from typing import Any
 
 import pytest
 
-from acceptmon.sources.tail import siblings
+from acceptmon.sources.tail import localfs, siblings
+from acceptmon.sources.tail.fs import Stat
+from acceptmon.sources.tail.localfs import LocalFS, to_stat
 from acceptmon.sources.tail.siblings import DoneFiles, scan_siblings
-from acceptmon.sources.tail.stream import default_opener
+
+FS = LocalFS()
 
 
 def _files(tmp: Path, *names: str) -> Path:
@@ -27,7 +30,7 @@ def _files(tmp: Path, *names: str) -> Path:
 
 
 def _renaming(tmp: Path, after_stat: str, moves: list[tuple[str, str]]) -> Any:
-    """``os`` for the siblings module: lists newest name first and, right after
+    """``os`` for the local filesystem: lists newest name first and, right after
     the first stat of ``after_stat``, performs logrotate's ``moves``."""
     done = False
 
@@ -52,21 +55,21 @@ def test_a_done_file_missed_by_one_listing_is_not_read_again(
 ) -> None:
     log = _files(tmp_path, "x.log.1", "x.log.2")
     done = DoneFiles()
-    done.register_existing(str(log), default_opener)
+    done.register_existing(str(log), FS)
     monkeypatch.setattr(
-        siblings, "os", _renaming(tmp_path, "x.log.2", [("x.log.2", "x.log.3"), ("x.log.1", "x.log.2")])
+        localfs, "os", _renaming(tmp_path, "x.log.2", [("x.log.2", "x.log.3"), ("x.log.1", "x.log.2")])
     )
-    assert done.unseen(str(log), [], default_opener) == []
-    monkeypatch.setattr(siblings, "os", os)
-    assert done.unseen(str(log), [], default_opener) == [], "a file done before was taken for unread"
+    assert done.unseen(str(log), [], FS) == []
+    monkeypatch.setattr(localfs, "os", os)
+    assert done.unseen(str(log), [], FS) == [], "a file done before was taken for unread"
 
 
 def test_the_listing_waits_for_two_that_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = _files(tmp_path, "x.log.1", "x.log.2")
     monkeypatch.setattr(
-        siblings, "os", _renaming(tmp_path, "x.log.2", [("x.log.2", "x.log.3"), ("x.log.1", "x.log.2")])
+        localfs, "os", _renaming(tmp_path, "x.log.2", [("x.log.2", "x.log.3"), ("x.log.1", "x.log.2")])
     )
-    found, settled = scan_siblings(str(log))
+    found, settled = scan_siblings(FS, str(log))
     assert settled
     assert sorted(os.path.basename(p) for p, _ in found) == ["x.log.2", "x.log.3"]
 
@@ -74,16 +77,16 @@ def test_the_listing_waits_for_two_that_agree(tmp_path: Path, monkeypatch: pytes
 def test_an_unsettled_listing_forgets_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = _files(tmp_path, "x.log.1", "x.log.2")
     done = DoneFiles()
-    done.register_existing(str(log), default_opener)
+    done.register_existing(str(log), FS)
     before = dict(done.entries)
     flip = iter(range(10**6))
 
-    def restless(real: str) -> list[tuple[str, os.stat_result]]:
+    def restless(fs: LocalFS, real: str) -> list[tuple[str, Stat]]:
         name = "x.log.1" if next(flip) % 2 else "x.log.2"  # never the same twice in a row
-        return [(str(tmp_path / name), os.stat(tmp_path / name))]
+        return [(str(tmp_path / name), to_stat(os.stat(tmp_path / name)))]
 
     monkeypatch.setattr(siblings, "_scan", restless)
     monkeypatch.setattr(siblings, "SCAN_BACKOFF_S", 0.0)
-    assert scan_siblings(str(log))[1] is False
-    done.unseen(str(log), [], default_opener)
+    assert scan_siblings(FS, str(log))[1] is False
+    done.unseen(str(log), [], FS)
     assert done.entries == before

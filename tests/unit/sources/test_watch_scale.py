@@ -29,7 +29,7 @@ def stats(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(os.fsdecode(path))
         return real(path, *a, **kw)
 
-    monkeypatch.setattr("acceptmon.sources.tail.follower.os.stat", counting)
+    monkeypatch.setattr("acceptmon.sources.tail.localfs.os.stat", counting)
     return seen
 
 
