@@ -15,9 +15,9 @@ from typing import Any
 import bcrypt
 
 from acceptmon.apps.agent import Agent, daemon
-from acceptmon.apps.agent import sources as factory
 from acceptmon.clock import ManualClock
 from acceptmon.settings import load
+from acceptmon.sources import open_source
 
 #: One function each parse of a section runs exactly once (names as on main and now).
 LEAVES = {
@@ -92,7 +92,7 @@ def test_an_ssh_source_is_read_once_and_built_from_what_was_read(tmp_path: Path)
     )
     with counting() as counts:
         cfg = load(str(path))
-        factory.build(cfg.sources[0], ManualClock()).close()
+        open_source(cfg.sources[0], ManualClock()).close()
     assert counts["ssh file check"] == 3  # known_hosts, identity_file, ssh_config: once each
     ssh = cfg.sources[0].ssh
     assert ssh is not None and ssh.identity_files == (str(tmp_path / "id_test"),)

@@ -52,11 +52,11 @@ def test_follow_feeds_through_the_live_loop(tmp_path: Path, monkeypatch: pytest.
 
 def test_the_live_specs_are_the_agents_source_settings() -> None:
     from acceptmon.settings.sources import SourceSettings
-    from acceptmon.sources.files import Log, open_log_file
+    from acceptmon.sources.files import Log, open_local
     from acceptmon.sources.ssh.options import SSHSettings
 
     specs = live.live_specs(
-        [Log("a", ("a.1", "a")), Log("-", ("-",)), Log("h:x", ("x",), opener=open_log_file, url="ssh://h/x")],
+        [Log("a", ("a.1", "a")), Log("-", ("-",)), Log("h:x", ("x",), opener=open_local, url="ssh://h/x")],
         ssh_config="/etc/ssh/cfg",
     )
     assert specs == [
