@@ -20,7 +20,7 @@ from typing import Any
 from acceptmon.labels import name_bytes
 from acceptmon.model import ConfigDiff, ConfigSnapshot, Run, SpecConfig
 from acceptmon.statefiles import is_real_dir, private_subdir, read_private, write_private
-from acceptmon.statefiles.strict import as_int, as_time, check
+from acceptmon.statefiles.strict import WrongShape, as_bool, as_int, as_time, check
 
 log = logging.getLogger("acceptmon.agent")
 
@@ -77,10 +77,31 @@ def diff_from_dict(d: dict[str, Any]) -> ConfigDiff:
     )
 
 
-def run_from_dict(d: dict[str, Any]) -> Run:
-    """Every field checked against its declared type (``acceptmon.statefiles.strict``: ``WrongShape`` if not)."""
+def run_from_dict(d: dict[str, Any], where: str = "Run") -> Run:
+    """Every field checked against its declared type (``acceptmon.statefiles.strict``: ``WrongShape``
+    naming the field if not; a missing key raises KeyError)."""
+    if not isinstance(d, dict):
+        raise WrongShape(where, "not an object")
     cfg = d.get("config")
-    return check(_run_from_dict(d, cfg))
+    settings = d.get("settings") or {}
+    if not isinstance(settings, dict) or not settings.keys() <= _SETTINGS:
+        raise WrongShape(f"{where}.settings", "not the settings of a run")
+    as_int(settings.get("decode_log_interval", 1), f"{where}.settings.decode_log_interval", low=1)
+    return check(_run_from_dict(d, cfg), where)
+
+
+#: The keys of a run's ``settings`` (``SpecConfig``'s fields).
+_SETTINGS = frozenset(
+    (
+        "algorithm",
+        "num_steps",
+        "eagle_topk",
+        "num_draft_tokens",
+        "draft_model_path",
+        "model_path",
+        "decode_log_interval",
+    )
+)
 
 
 def _run_from_dict(d: dict[str, Any], cfg: Any) -> Run:
@@ -98,12 +119,26 @@ def _run_from_dict(d: dict[str, Any], cfg: Any) -> Run:
             hash=cfg.get("hash", ""),
             runtime=cfg.get("runtime") or {},
         ),
-        spec=SpecConfig(**d.get("settings", {})),
+        spec=SpecConfig(**d.get("settings") or {}),
         previous_run_id=d.get("previous_run_id"),
         diff=diff_from_dict(d["diff"]) if d.get("diff") else None,
         kind=d.get("kind") or "start",
         reason=d.get("reason") or "",
     )
+
+
+def check_source_runs(raw: Any, where: str) -> None:
+    """One source's part of ``RunTracker.checkpoint()``, every value checked while its runs are
+    decoded (``WrongShape`` or KeyError if not): the agent takes a checkpoint whole or not at all."""
+    if not isinstance(raw, dict):
+        raise WrongShape(where, "not an object")
+    as_int(raw["seq"], f"{where}.seq", low=0)
+    for key in ("ended", "crashed"):
+        if key in raw:
+            as_bool(raw[key], f"{where}.{key}")
+    for key in ("current", "previous"):
+        if raw.get(key) is not None:
+            run_from_dict(raw[key], f"{where}.{key}")
 
 
 class SnapshotStore:

@@ -25,10 +25,11 @@ from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.matching import GlobMatcher
 from acceptmon.sources.tail.context import FollowSettings
 from acceptmon.sources.tail.drain import Emitted, read
-from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, files_of
+from acceptmon.sources.tail.entry import files_of
 from acceptmon.sources.tail.follower import PathFollower
 from acceptmon.sources.tail.resume import resume
 from acceptmon.sources.tail.stream import Opener, default_opener, identity_of
+from acceptmon.statefiles import CHECKPOINT_VERSION
 from acceptmon.text.printable import printable
 
 log = logging.getLogger("acceptmon.sources")
