@@ -19,18 +19,22 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from acceptmon.apps.agent.announce import Announcer
 from acceptmon.apps.agent.history import Episode
 from acceptmon.clock import Clock
+from acceptmon.detect import Detector
+from acceptmon.detect.runstats import RunTable
+from acceptmon.ingest import Pipeline
+from acceptmon.runs import RunTracker
 from acceptmon.runs.codec import check_source_runs
+from acceptmon.settings import SourceSettings
+from acceptmon.sources.base import Source
 from acceptmon.sources.tail.entry import check_document
 from acceptmon.statefiles import CHECKPOINT_VERSION, ensure_private_dir, read_private, write_private
 from acceptmon.statefiles.strict import WrongShape, as_str
 from acceptmon.text.printable import printable
-
-if TYPE_CHECKING:
-    from acceptmon.apps.agent import Agent
 
 log = logging.getLogger("acceptmon.agent")
 #: The file's own messages (corrupt, cannot move aside) as they always were logged.
@@ -125,26 +129,38 @@ class CheckpointFile:
 # -- the document ------------------------------------------------------------------------
 
 
-def document(agent: Agent) -> dict[str, Any]:
+class Stages(Protocol):
+    """What the document is made of (the agent's stages and sources)."""
+
+    sources: dict[str, tuple[SourceSettings, Source]]
+    checkpoint: CheckpointFile
+    pipeline: Pipeline
+    tracker: RunTracker
+    detector: Detector
+    announce: Announcer
+    run_table: RunTable
+
+
+def document(stages: Stages) -> dict[str, Any]:
     """Every stage's state as one document (under the agent's lock)."""
     return {
         "version": CHECKPOINT_VERSION,
-        "sources": positions(agent),
-        "pipeline": agent.pipeline.checkpoint(),
-        "runs": agent.tracker.checkpoint(),
-        "detector": agent.detector.checkpoint(),
-        "announced": agent.announce.checkpoint(agent.detector.findings()),
-        "run_stats": agent.run_table.checkpoint(),
+        "sources": positions(stages),
+        "pipeline": stages.pipeline.checkpoint(),
+        "runs": stages.tracker.checkpoint(),
+        "detector": stages.detector.checkpoint(),
+        "announced": stages.announce.checkpoint(stages.detector.findings()),
+        "run_stats": stages.run_table.checkpoint(),
     }
 
 
-def positions(agent: Agent) -> dict[str, Any]:
+def positions(stages: Stages) -> dict[str, Any]:
     """Every source's position: those followed now, and those kept from the file."""
-    followed = {name: src.checkpoint() for name, (_, src) in agent.sources.items()}
-    return {**agent.checkpoint.positions, **followed}
+    followed = {name: src.checkpoint() for name, (_, src) in stages.sources.items()}
+    return {**stages.checkpoint.positions, **followed}
 
 
-def restore(agent: Agent, doc: Any) -> frozenset[Episode] | None:
+def restore(stages: Stages, doc: Any) -> frozenset[Episode] | None:
     """Every stage's part of ``doc``, checked by its own decoder as it is read; the episodes
     paged (None in older checkpoints). Raises ``CheckpointInvalid`` at the first wrong value:
     the caller then rebuilds the stages empty (positions are only taken once all is read)."""
@@ -162,19 +178,19 @@ def restore(agent: Agent, doc: Any) -> frozenset[Episode] | None:
         pipeline = _obj(doc["pipeline"], "pipeline")
         if "store" not in pipeline:
             raise WrongShape("pipeline", "missing store")
-        agent.pipeline.restore(pipeline)
+        stages.pipeline.restore(pipeline)
     with _part("runs"):
         for name, raw in _obj(doc["runs"], "runs").items():
             check_source_runs(raw, f"runs.{name}")
-        agent.tracker.restore(doc["runs"])
+        stages.tracker.restore(doc["runs"])
     with _part("detector"):
-        current = [run for s in agent.tracker.sources() if (run := agent.tracker.current(s)) is not None]
-        agent.detector.restore(_obj(doc.get("detector") or {}, "detector"), current, strict=True)
+        current = [run for s in stages.tracker.sources() if (run := stages.tracker.current(s)) is not None]
+        stages.detector.restore(_obj(doc.get("detector") or {}, "detector"), current, strict=True)
     with _part("announced"):
-        paged = agent.announce.restore(doc.get("announced"), agent.detector.findings())
+        paged = stages.announce.restore(doc.get("announced"), stages.detector.findings())
     stats = doc.get("run_stats")  # advisory (per-run acceptance for /api/runs): read leniently
-    agent.run_table.restore(stats if isinstance(stats, dict) else None)
-    agent.checkpoint.positions = doc["sources"]
+    stages.run_table.restore(stats if isinstance(stats, dict) else None)
+    stages.checkpoint.positions = doc["sources"]
     return paged
 
 
