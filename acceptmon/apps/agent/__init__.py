@@ -21,9 +21,9 @@ is ``web/`` with the /api rows in ``api.py``, signals and reloads ``daemon.py``.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,9 +32,8 @@ from acceptmon.apps.agent import announce, state
 from acceptmon.apps.agent import sources as factory
 from acceptmon.apps.agent.announce import Announcer
 from acceptmon.apps.agent.catchup import CatchUp
-from acceptmon.apps.agent.history import Episode
-from acceptmon.apps.agent.origins import Origins
-from acceptmon.apps.agent.state import CheckpointFile, CheckpointInvalid
+from acceptmon.apps.agent.origins import Origins, new_segments
+from acceptmon.apps.agent.state import CheckpointFile
 from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.detect import Detector, DetectSettings
 from acceptmon.detect.runstats import RunTable
@@ -55,6 +54,8 @@ log = logging.getLogger("acceptmon.agent")
 
 
 class Agent:
+    """The agent's lifecycle (open, run, reconfigure, close) and the wiring of its stages."""
+
     def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
         self.settings = settings
         self.clock = clock or SystemClock()
@@ -124,7 +125,7 @@ class Agent:
         except OSError as exc:
             log.warning("cannot prune run snapshots in %s: %s", self.snapshots.root, exc.strerror)
         with self.lock:
-            paged = self._restore()
+            paged = state.open_into(self, rebuild=self._build_core)
             self.history.open_at_start(self.detector.findings(), paged)
         for cfg in self.settings.sources:
             self._add_source(cfg)
@@ -137,28 +138,6 @@ class Agent:
         # step is checkpointed right away by ``run`` (a source starts at its first poll).
         self._dirty = True
         self.announce.start(self.settings)
-
-    def _restore(self) -> frozenset[Episode] | None:
-        """The checkpoint into every stage, whole; an unusable one is moved aside and the stages
-        are rebuilt empty (a first run then). The episodes paged, None without a checkpoint."""
-        doc = self.checkpoint.read()
-        if doc is None:
-            return None
-        try:
-            return state.restore(self, doc)
-        except CheckpointInvalid as exc:
-            self.checkpoint.discard(exc)
-            self._build_core()
-            return None
-
-    def watch_dirs(self) -> list[str]:
-        """Directories whose file events should wake the loop."""
-        dirs: set[str] = {os.path.dirname(os.path.abspath(p)) for p in self.watched.paths()}
-        for _, source in self.sources.values():
-            watch = getattr(source, "watch_dirs", None)
-            if watch is not None:
-                dirs.update(watch())
-        return sorted(dirs)
 
     def _add_source(self, cfg: SourceSettings) -> None:
         source = factory.build(cfg, self.clock, self.events)
@@ -230,8 +209,13 @@ class Agent:
                 self.pipeline.count_overlong(name, delta)
         self._overlong[name] = over
 
-    def run(self, stop: threading.Event, reload: threading.Event | None = None) -> None:
-        """Ingest until ``stop`` is set; ``reload`` asks for a config reload (SIGHUP)."""
+    def run(
+        self,
+        stop: threading.Event,
+        reload: threading.Event | None = None,
+        on_reload: Callable[[], None] | None = None,
+    ) -> None:
+        """Ingest until ``stop`` is set; ``reload`` (SIGHUP) asks for ``on_reload`` (the daemon's)."""
         next_checkpoint = next_eval = 0.0
         while not stop.is_set():
             ticket = self.catchup.begin()
@@ -240,7 +224,8 @@ class Agent:
             self.step()
             now = time.monotonic()
             if self.watched.changed():
-                self._watched_changed()
+                with self.lock:
+                    new_segments(self.tracker, self.watched.snapshot())
             if now >= next_eval or ticket is not None:  # a scrape sees findings of its lines too
                 # While catching up, "now" is the log's time: a backlog must not look stalled.
                 self.evaluate(wall_clock=not self.backlog)
@@ -252,12 +237,10 @@ class Agent:
                 next_checkpoint = now + self.settings.checkpoint_interval
             if reload is not None and reload.is_set():
                 reload.clear()
-                self.reload_requested()
+                if on_reload is not None:
+                    on_reload()
             if not self.backlog and not self.catchup.pending():
                 self.waker.wait(self.settings.poll_interval)
-
-    def reload_requested(self) -> None:
-        """Replaced by the daemon, which knows where the config came from."""
 
     def reload_done(self, ok: bool) -> None:
         """Record a reload's outcome for ``acceptmon_config_last_reload_*``."""
@@ -286,12 +269,7 @@ class Agent:
             self.tracker.configure(
                 self.origins.read_draft if settings.read_draft_config else None, self.watched.snapshot
             )
-            # New thresholds for the sources already followed too: their state is carried
-            # over through the checkpoint form (exact), read back under the new settings.
-            detector_state = self.detector.checkpoint()
-            self.detector.config = DetectSettings.from_dict(settings.detect)
-            current = [run for s in self.tracker.sources() if (run := self.tracker.current(s)) is not None]
-            self.detector.restore(detector_state, current)
+            state.retune(self, DetectSettings.from_dict(settings.detect))
 
     def save_checkpoint(self) -> bool:
         """Every stage's state, written as one document (``state.py``); False if it failed."""
@@ -322,17 +300,6 @@ class Agent:
             self.snapshots.save(run)
         except OSError as exc:
             log.error("cannot save run snapshot for %s %s: %s", run.source, run.run_id, exc)
-
-    def _watched_changed(self) -> None:
-        """A watched file changed without a restart (a draft config.json edit waits for one)."""
-        watched = self.watched.snapshot()
-        with self.lock:
-            for source in self.tracker.sources():
-                opened = self.tracker.new_segment(source, watched)
-                if opened is not None:
-                    log.warning(
-                        "config of %s changed without a restart: new segment %s", source, opened.run_id
-                    )
 
     def evaluate(self, wall_clock: bool = True) -> list[Finding]:
         """Without ``wall_clock`` the log's own time is "now", so a backlog cannot look stalled."""

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import ipaddress
 import logging
+import os
 import signal
 import ssl
 import threading
@@ -68,6 +69,16 @@ def _is_loopback(host: str) -> bool:
         return False  # a host name: assume it resolves to a reachable address
 
 
+def watch_dirs(agent: Agent) -> list[str]:
+    """Directories whose file events should wake the loop."""
+    dirs: set[str] = {os.path.dirname(os.path.abspath(p)) for p in agent.watched.paths()}
+    for _, source in agent.sources.values():
+        watch = getattr(source, "watch_dirs", None)
+        if watch is not None:
+            dirs.update(watch())
+    return sorted(dirs)
+
+
 def _watch(agent: Agent) -> Any:
     """Wake the loop on file events (watchdog); polling stays the backstop."""
     from acceptmon.sources.watch import DirectoryWatcher
@@ -75,7 +86,7 @@ def _watch(agent: Agent) -> Any:
     watcher = DirectoryWatcher(agent.waker, events=agent.events)
     if not watcher.start():
         return None
-    for directory in agent.watch_dirs():
+    for directory in watch_dirs(agent):
         watcher.add(directory)
     return watcher
 
@@ -111,9 +122,8 @@ def run(path: str | None, sources: list[str], overrides: dict[str, Any]) -> int:
         raise config_mod.SettingsError(exc.problems) from None
     http = [server]
     watcher = _watch(agent)
-    agent.reload_requested = lambda: _reload(agent, path, sources, overrides, http, watcher)  # type: ignore[method-assign]
     try:
-        agent.run(stop, reload)
+        agent.run(stop, reload, lambda: _reload(agent, path, sources, overrides, http, watcher))
     finally:
         agent.close()
         if watcher is not None:
@@ -166,7 +176,7 @@ def _reload(
         http[0].stop()
         http[0] = server
     if watcher is not None:
-        for directory in agent.watch_dirs():
+        for directory in watch_dirs(agent):
             watcher.add(directory)
     agent.reload_done(True)
     log.info("settings reloaded: %d sources", len(cfg.sources))

@@ -17,6 +17,7 @@ from acceptmon.apps.agent import sources as factory
 from acceptmon.apps.agent.announce import config_name
 from acceptmon.labels import SourceIdentity
 from acceptmon.model import SpecConfig
+from acceptmon.runs import RunTracker
 from acceptmon.runs.draft_config import parse_config, read_draft_config, read_local
 from acceptmon.settings import SourceSettings
 from acceptmon.sources.base import Source
@@ -93,3 +94,11 @@ class Origins:
         steps, topk = spec.get("num_steps"), spec.get("topk")
         tokens = spec.get("num_draft_tokens") or (steps + 1 if steps and (topk or 1) == 1 else None)
         return SpecConfig("declared", steps, topk, tokens)
+
+
+def new_segments(tracker: RunTracker, watched: dict[str, Any]) -> None:
+    """A watched file changed without a restart (a draft config.json edit waits for one)."""
+    for source in tracker.sources():
+        opened = tracker.new_segment(source, watched)
+        if opened is not None:
+            log.warning("config of %s changed without a restart: new segment %s", source, opened.run_id)

@@ -17,16 +17,17 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
 from acceptmon.apps.agent.announce import Announcer
 from acceptmon.apps.agent.history import Episode
 from acceptmon.clock import Clock
-from acceptmon.detect import Detector
+from acceptmon.detect import Detector, DetectSettings
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
+from acceptmon.model import Run
 from acceptmon.runs import RunTracker
 from acceptmon.runs.codec import check_source_runs
 from acceptmon.settings import SourceSettings
@@ -160,6 +161,20 @@ def positions(stages: Stages) -> dict[str, Any]:
     return {**stages.checkpoint.positions, **followed}
 
 
+def open_into(stages: Stages, rebuild: Callable[[], None]) -> frozenset[Episode] | None:
+    """The checkpoint into every stage, whole; an unusable one is moved aside and ``rebuild``
+    builds the stages empty (a first run then). The episodes paged, None without a checkpoint."""
+    doc = stages.checkpoint.read()
+    if doc is None:
+        return None
+    try:
+        return restore(stages, doc)
+    except CheckpointInvalid as exc:
+        stages.checkpoint.discard(exc)
+        rebuild()
+        return None
+
+
 def restore(stages: Stages, doc: Any) -> frozenset[Episode] | None:
     """Every stage's part of ``doc``, checked by its own decoder as it is read; the episodes
     paged (None in older checkpoints). Raises ``CheckpointInvalid`` at the first wrong value:
@@ -184,14 +199,26 @@ def restore(stages: Stages, doc: Any) -> frozenset[Episode] | None:
             check_source_runs(raw, f"runs.{name}")
         stages.tracker.restore(doc["runs"])
     with _part("detector"):
-        current = [run for s in stages.tracker.sources() if (run := stages.tracker.current(s)) is not None]
-        stages.detector.restore(_obj(doc.get("detector") or {}, "detector"), current, strict=True)
+        detector = _obj(doc.get("detector") or {}, "detector")
+        stages.detector.restore(detector, _current(stages.tracker), strict=True)
     with _part("announced"):
         paged = stages.announce.restore(doc.get("announced"), stages.detector.findings())
     stats = doc.get("run_stats")  # advisory (per-run acceptance for /api/runs): read leniently
     stages.run_table.restore(stats if isinstance(stats, dict) else None)
     stages.checkpoint.positions = doc["sources"]
     return paged
+
+
+def retune(stages: Stages, config: DetectSettings) -> None:
+    """New thresholds for the sources already followed too: the detector's state is carried
+    over through its checkpoint form (exact), read back under the new settings."""
+    saved = stages.detector.checkpoint()
+    stages.detector.config = config
+    stages.detector.restore(saved, _current(stages.tracker))
+
+
+def _current(tracker: RunTracker) -> list[Run]:
+    return [run for s in tracker.sources() if (run := tracker.current(s)) is not None]
 
 
 @contextlib.contextmanager
