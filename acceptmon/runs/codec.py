@@ -20,7 +20,7 @@ from typing import Any
 from acceptmon.labels import name_bytes
 from acceptmon.model import ConfigDiff, ConfigSnapshot, Run, SpecConfig
 from acceptmon.statefiles import is_real_dir, private_subdir, read_private, write_private
-from acceptmon.statefiles.strict import WrongShape, as_bool, as_int, as_time, check
+from acceptmon.statefiles.strict import WrongShape, as_bool, as_int, as_str, as_time, check
 
 log = logging.getLogger("acceptmon.agent")
 
@@ -82,26 +82,34 @@ def run_from_dict(d: dict[str, Any], where: str = "Run") -> Run:
     naming the field if not; a missing key raises KeyError)."""
     if not isinstance(d, dict):
         raise WrongShape(where, "not an object")
-    cfg = d.get("config")
-    settings = d.get("settings") or {}
-    if not isinstance(settings, dict) or not settings.keys() <= _SETTINGS:
-        raise WrongShape(f"{where}.settings", "not the settings of a run")
-    as_int(settings.get("decode_log_interval", 1), f"{where}.settings.decode_log_interval", low=1)
-    return check(_run_from_dict(d, cfg), where)
+    _check_settings(d.get("settings") or {}, f"{where}.settings")
+    return check(_run_from_dict(d, d.get("config")), where)
 
 
-#: The keys of a run's ``settings`` (``SpecConfig``'s fields).
-_SETTINGS = frozenset(
-    (
-        "algorithm",
-        "num_steps",
-        "eagle_topk",
-        "num_draft_tokens",
-        "draft_model_path",
-        "model_path",
-        "decode_log_interval",
-    )
-)
+#: A run's ``settings`` (``SpecConfig``'s fields) and their types, checked before SpecConfig
+#: derives anything from them.
+_SETTINGS: dict[str, type] = {
+    "algorithm": str,
+    "num_steps": int,
+    "eagle_topk": int,
+    "num_draft_tokens": int,
+    "draft_model_path": str,
+    "model_path": str,
+    "decode_log_interval": int,
+}
+
+
+def _check_settings(raw: Any, where: str) -> None:
+    if not isinstance(raw, dict):
+        raise WrongShape(where, "not an object")
+    for key, value in raw.items():
+        kind = _SETTINGS.get(key)
+        if kind is None:
+            raise WrongShape(where, f"unknown key {str(key)[:40]!r}")
+        if key == "decode_log_interval":
+            as_int(value, f"{where}.{key}", low=1)
+        elif value is not None:
+            (as_int if kind is int else as_str)(value, f"{where}.{key}")
 
 
 def _run_from_dict(d: dict[str, Any], cfg: Any) -> Run:
