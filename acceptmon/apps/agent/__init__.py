@@ -38,7 +38,6 @@ from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.detect import Detector, DetectSettings
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
-from acceptmon.labels import SourceIdentity
 from acceptmon.model import Finding, Run
 from acceptmon.runs import RunTracker
 from acceptmon.runs.ahead import AheadGuard
@@ -72,14 +71,12 @@ class Agent:
         self.history = self.announce.history
         self.watched = WatchedFiles(settings.watch_files)
         self.sources: dict[str, tuple[SourceSettings, Source]] = {}
-        #: Host and user labels per source, stamped onto its findings.
-        self.identities: dict[str, SourceIdentity] = {}
         self._build_core()
         self._overlong: dict[str, int] = {}
         self._dirty = False
         #: Whether the last step left unread data behind (then the loop does not sleep).
         self.backlog = False
-        #: Whether the last load or reload of the settings took, and when one last did.
+        #: Whether the last load or reload of the settings took, and when one last did (daemon.py).
         self.reload_ok = True
         self.reload_at = self.clock.now()
         #: Read by /healthz without the lock: when ingestion last advanced (monotonic
@@ -92,7 +89,7 @@ class Agent:
     def _build_core(self) -> None:
         """The stages that hold checkpointed state (rebuilt empty if a restore fails)."""
         settings = self.settings
-        self.origins = Origins(self.sources, self.identities)
+        self.origins = Origins(self.sources)
         self.tracker = RunTracker(
             draft_reader=self.origins.read_draft if settings.read_draft_config else None,
             watched_reader=self.watched.snapshot,
@@ -140,15 +137,13 @@ class Agent:
         self.announce.start(self.settings)
 
     def _add_source(self, cfg: SourceSettings) -> None:
+        self.origins.add(cfg, self._open_source(cfg, self.checkpoint.positions.get(cfg.name)))
+
+    def _open_source(self, cfg: SourceSettings, saved: dict[str, Any] | None) -> Source:
         source = factory.build(cfg, self.clock, self.events)
-        saved = self.checkpoint.positions.get(cfg.name)
         if saved:
             source.restore(saved)
-        self.sources[cfg.name] = (cfg, source)
-        identity = SourceIdentity.of(cfg.path, cfg.option("host"), dict(cfg.option("labels") or ()))
-        self.identities[cfg.name] = identity
-        self.pipeline.store.hosts[cfg.name] = identity.host
-        log.info("following %s as source '%s'", cfg.path, cfg.name)
+        return source
 
     def close(self) -> None:
         """Checkpoint what has been processed and release everything (fast: no draining)."""
@@ -242,28 +237,32 @@ class Agent:
             if not self.backlog and not self.catchup.pending():
                 self.waker.wait(self.settings.poll_interval)
 
-    def reload_done(self, ok: bool) -> None:
-        """Record a reload's outcome for ``acceptmon_config_last_reload_*``."""
-        self.reload_ok = ok
-        if ok:
-            self.reload_at = self.clock.now()
-
     def reconfigure(self, settings: Settings) -> None:
-        """Apply reloaded settings to every stage; sources whose settings did not change keep
-        their position. The notifiers are rebuilt first (raising ``NotifySettingsError``, with
-        nothing changed, if they cannot be); their queues persist, so nothing is lost."""
-        self.announce.swap(settings)
+        """Swap to reloaded settings whole: changed sources and the notifiers are built first (an
+        error propagates with nothing changed), then every stage takes the settings under the lock;
+        changed sources resume from their position, notifier queues persist."""
         wanted = {s.name: s for s in settings.sources}
         with self.lock:
-            self.checkpoint.positions = state.positions(self)
-            for name, (old, source) in list(self.sources.items()):
+            positions = state.positions(self)
+        changed = [
+            cfg for name, cfg in wanted.items() if name not in self.sources or self.sources[name][0] != cfg
+        ]
+        built: list[tuple[SourceSettings, Source]] = []
+        try:
+            for cfg in changed:
+                built.append((cfg, self._open_source(cfg, positions.get(cfg.name))))
+            self.announce.swap(settings)
+        except Exception:
+            for _, source in built:
+                source.close()
+            raise
+        with self.lock:
+            self.checkpoint.positions = positions
+            for name, (old, _) in list(self.sources.items()):
                 if wanted.get(name) != old:
-                    source.close()
-                    del self.sources[name]
-                    self.origins.zones.pop(name, None)  # a changed timezone: looked up afresh
-            for name, cfg in wanted.items():
-                if name not in self.sources:
-                    self._add_source(cfg)
+                    self.origins.remove(name)
+            for cfg, source in built:
+                self.origins.add(cfg, source)
             self.settings = settings
             self.watched = WatchedFiles(settings.watch_files)
             self.tracker.configure(
@@ -312,7 +311,7 @@ class Agent:
         return findings
 
     def _identify(self, f: Finding) -> Finding:
-        return announce.identify(f, self.identities, self.sources, self.pipeline.store)
+        return announce.identify(f, self.origins.identities, self.sources, self.pipeline.store)
 
     @property
     def notify_worker(self) -> Any:

@@ -154,12 +154,12 @@ def _reload(
             )
     except config_mod.SettingsError as exc:
         log.error("reload refused, keeping the running settings:\n%s", exc)
-        agent.reload_done(False)
+        _reload_done(agent, False)
         return
     server, bound = _rebind(agent, cfg, http[0])
     if not bound:
         http[0] = server
-        agent.reload_done(False)
+        _reload_done(agent, False)
         return
     agent.save_checkpoint()
     try:
@@ -168,8 +168,11 @@ def _reload(
         log.error("reload refused, keeping the running settings: %s", "; ".join(exc.problems))
         _back_to(agent, http, server)
         return
-    except Exception as exc:  # a file changed between the checks and the build: keep running
-        log.error("reload failed part way (%s); run check-config and reload again", type(exc).__name__)
+    except Exception as exc:  # a file changed between the checks and the build: nothing changed
+        log.error(
+            "reload refused, keeping the running settings: %s; run check-config and reload again",
+            type(exc).__name__,
+        )
         _back_to(agent, http, server)
         return
     if server is not http[0]:
@@ -178,8 +181,15 @@ def _reload(
     if watcher is not None:
         for directory in watch_dirs(agent):
             watcher.add(directory)
-    agent.reload_done(True)
+    _reload_done(agent, True)
     log.info("settings reloaded: %d sources", len(cfg.sources))
+
+
+def _reload_done(agent: Agent, ok: bool) -> None:
+    """Record a reload's outcome for ``acceptmon_config_last_reload_*``."""
+    agent.reload_ok = ok
+    if ok:
+        agent.reload_at = agent.clock.now()
 
 
 def _rebind(agent: Agent, cfg: config_mod.Settings, old: HttpServer) -> tuple[HttpServer, bool]:
@@ -214,7 +224,7 @@ def _rebind(agent: Agent, cfg: config_mod.Settings, old: HttpServer) -> tuple[Ht
 def _back_to(agent: Agent, http: list[HttpServer], new: HttpServer) -> None:
     """Undo a rebind after a failed reload: if the old server was closed to free its port,
     bind its address (``agent.settings``'s, still the old settings) again."""
-    agent.reload_done(False)
+    _reload_done(agent, False)
     if new is http[0]:
         return
     new.stop()

@@ -29,17 +29,30 @@ log = logging.getLogger("acceptmon.agent")
 class Origins:
     """Per-source answers over the agent's configured sources (shared, not copied)."""
 
-    def __init__(
-        self, sources: dict[str, tuple[SourceSettings, Source]], identities: dict[str, SourceIdentity]
-    ) -> None:
+    def __init__(self, sources: dict[str, tuple[SourceSettings, Source]]) -> None:
         self.sources = sources
-        self.identities = identities
+        #: Host and user labels per source (and per file of a glob), stamped onto its findings.
+        self.identities: dict[str, SourceIdentity] = {}
         #: The store's host per series (a glob's file takes its source's host when first seen).
         self.hosts: dict[str, str] = {}
         self.zones: dict[str, tzinfo] = {}
         #: Sources whose current run's draft config.json could not be found (a gauge).
         self.draft_missing: dict[str, bool] = {}
         self._draft_warned: set[tuple[str, str]] = set()
+
+    def add(self, cfg: SourceSettings, source: Source) -> None:
+        """Follow ``source`` as ``cfg.name``; its findings and series carry its host and labels."""
+        self.sources[cfg.name] = (cfg, source)
+        identity = SourceIdentity.of(cfg.path, cfg.option("host"), dict(cfg.option("labels") or ()))
+        self.identities[cfg.name] = identity
+        self.hosts[cfg.name] = identity.host
+        log.info("following %s as source '%s'", cfg.path, cfg.name)
+
+    def remove(self, name: str) -> None:
+        """Stop following ``name`` (its position stays in the checkpoint, its labels for its findings)."""
+        _, source = self.sources.pop(name)
+        source.close()
+        self.zones.pop(name, None)  # a changed timezone: looked up afresh
 
     def entry(self, source: str) -> tuple[SourceSettings, Source] | None:
         """The configured source a record's ``source`` came from (a glob's is ``name:file``)."""
