@@ -100,12 +100,14 @@ class Detector:
         """Every source's state as JSON-able data (a few tens of KB per source at most)."""
         return persist.dump(self._sources)
 
-    def restore(self, data: Mapping[str, Any], current: Iterable[Run] = ()) -> None:
+    def restore(self, data: Mapping[str, Any], current: Iterable[Run] = (), *, strict: bool = False) -> None:
         """Replace the state with a checkpoint's, then follow ``current`` (the run tracker's
         restored current runs) wherever the checkpoint did not already.
 
         State that cannot be used is logged once and the detector starts afresh: a lost
-        baseline costs one missed comparison, a crash loop costs every one.
+        baseline costs one missed comparison, a crash loop costs every one. ``strict``
+        (the agent's checkpoint, taken whole or not at all): corrupt state raises instead;
+        state of another configuration still starts the detector afresh.
         """
         self._sources = {}
         if data:
@@ -114,6 +116,8 @@ class Detector:
             except persist.StateError as exc:
                 log.warning("%s; starting the detector afresh", exc)
             except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+                if strict:
+                    raise
                 # The type only: the state holds config values, which may be secrets.
                 log.warning(
                     "detector state unreadable (%s); starting the detector afresh", type(exc).__name__

@@ -25,9 +25,8 @@ from acceptmon.detect.source import Baseline, RunData, SourceState
 from acceptmon.detect.swing import Swing
 from acceptmon.model import ConfigDiff, Finding, Meta, Run, SpecSample
 from acceptmon.runs.codec import diff_from_dict, diff_to_dict, run_from_dict, run_to_dict
+from acceptmon.statefiles import CHECKPOINT_VERSION
 from acceptmon.statefiles.strict import as_bool, as_float, as_int, as_key, as_str, as_time, check
-
-VERSION = 1
 
 Json = dict[str, Any]
 
@@ -37,14 +36,15 @@ class StateError(ValueError):
 
 
 def dump(sources: Mapping[str, SourceState]) -> Json:
-    return {"version": VERSION, "sources": {name: _dump_source(s) for name, s in sources.items()}}
+    return {"version": CHECKPOINT_VERSION, "sources": {name: _dump_source(s) for name, s in sources.items()}}
 
 
 def load(data: Mapping[str, Any], cfg: DetectSettings) -> dict[str, SourceState]:
     """Raises StateError for state of another kind, or KeyError/TypeError/ValueError/… if corrupt
     (every value is checked against the type it decodes to: ``acceptmon.statefiles.strict``)."""
-    if data.get("version") != VERSION:
-        raise StateError(f"detector state version {str(data.get('version'))[:20]!r} is not {VERSION}")
+    if data.get("version") != CHECKPOINT_VERSION:
+        version = str(data.get("version"))[:20]
+        raise StateError(f"detector state version {version!r} is not {CHECKPOINT_VERSION}")
     return {str(name): _load_source(str(name), d, cfg) for name, d in data["sources"].items()}
 
 

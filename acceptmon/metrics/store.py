@@ -29,6 +29,7 @@ from acceptmon.parse.layouts import DecodeValues
 from acceptmon.parse.prefix import epoch
 from acceptmon.runs.batch import DecodeBatch
 from acceptmon.runs.rate import accept_rate
+from acceptmon.statefiles.strict import WrongShape, as_float, as_int, as_str
 
 #: Upper bounds of the accept-length histogram (1.05 catches "speculation off").
 ACCEPT_LEN_BUCKETS = (1.05, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0)
@@ -107,26 +108,70 @@ class SourceStats:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SourceStats:
+    def from_dict(cls, raw: Any, where: str = "stats") -> SourceStats:
+        """``to_dict`` output, every value checked (``WrongShape`` naming the first wrong one):
+        counters are restored whole or not at all, as the positions they go with."""
+        data = _obj(raw, where)
         stats = cls()
-        stats.counters.update({k: float(v) for k, v in data.get("counters", {}).items() if k in COUNTERS})
-        saved = data.get("buckets", [])
-        if len(saved) == len(ACCEPT_LEN_BUCKETS):
-            stats.buckets = [int(v) for v in saved]
-        stats.gauges.update({k: v for k, v in data.get("gauges", {}).items() if k in GAUGES})
-        stats.v0_last = {k: (int(v[0]), int(v[1])) for k, v in data.get("v0_last", {}).items()}
-        engine = data.get("engine", "")
-        stats.engine = engine if isinstance(engine, str) and engine in ENGINES else ""
-        stats.positions = [float(v) for v in data.get("positions", [])][:MAX_POSITIONS]
-        seen = data.get("seen")
-        stats.seen = seen if type(seen) is int and seen >= 0 else 0
-        kinds = data.get("error_kinds", {})
-        stats.error_kinds.update({k: float(v) for k, v in kinds.items() if k in PARSE_ERROR_KINDS})
+        for key in ("counters", "buckets", "gauges"):
+            if key not in data:
+                raise WrongShape(where, f"missing {key}")
+        stats.counters.update(_amounts(data["counters"], COUNTERS, f"{where}.counters"))
+        saved = data["buckets"]
+        if not isinstance(saved, list) or len(saved) != len(ACCEPT_LEN_BUCKETS):
+            raise WrongShape(f"{where}.buckets", f"not {len(ACCEPT_LEN_BUCKETS)} buckets")
+        stats.buckets = [as_int(v, f"{where}.buckets[{i}]", low=0) for i, v in enumerate(saved)]
+        for k, v in _obj(data["gauges"], f"{where}.gauges").items():
+            _known(k, GAUGES, f"{where}.gauges")
+            stats.gauges[k] = None if v is None else as_float(v, f"{where}.gauges.{k}")
+        for k, v in _obj(data.get("v0_last") or {}, f"{where}.v0_last").items():
+            if not isinstance(v, list) or len(v) != 2:
+                raise WrongShape(f"{where}.v0_last", "not a pair")
+            stats.v0_last[k] = (
+                as_int(v[0], f"{where}.v0_last", low=0),
+                as_int(v[1], f"{where}.v0_last", low=0),
+            )
+        engine = as_str(data.get("engine", ""), f"{where}.engine")
+        stats.engine = engine if engine in ENGINES else ""
+        positions = data.get("positions") or []
+        if not isinstance(positions, list):
+            raise WrongShape(f"{where}.positions", "not a list")
+        stats.positions = [_amount(v, f"{where}.positions") for v in positions][:MAX_POSITIONS]
+        stats.seen = as_int(data.get("seen", 0), f"{where}.seen", low=0)
+        kinds = _amounts(data.get("error_kinds") or {}, PARSE_ERROR_KINDS, f"{where}.error_kinds")
+        stats.error_kinds.update(kinds)
         # Checkpoints from before the split: the unattributed rest was malformed lines.
         rest = stats.counters["parse_errors"] - sum(stats.error_kinds.values())
         if rest > 0:
             stats.error_kinds[MALFORMED] += rest
         return stats
+
+
+def _obj(raw: Any, where: str) -> dict[str, Any]:
+    if not isinstance(raw, dict) or not all(isinstance(k, str) for k in raw):
+        raise WrongShape(where, "not an object")
+    return raw
+
+
+def _known(key: str, known: tuple[str, ...], where: str) -> None:
+    if key not in known:
+        raise WrongShape(where, f"unknown key {key[:40]!r}")
+
+
+def _amount(raw: Any, where: str) -> float:
+    """A count or sum: finite and not negative (it may pass 2^62: hostile lines can claim that much)."""
+    value = as_float(raw, where)
+    if value < 0:
+        raise WrongShape(where, "below 0")
+    return value
+
+
+def _amounts(raw: Any, known: tuple[str, ...], where: str) -> dict[str, float]:
+    out = {}
+    for k, v in _obj(raw, where).items():
+        _known(k, known, where)
+        out[k] = _amount(v, f"{where}.{k}")
+    return out
 
 
 #: Values of the ``engine`` label.
@@ -382,10 +427,13 @@ class Store:
     def checkpoint(self) -> dict[str, Any]:
         return {name: s.to_dict() for name, s in self.sources.items()}
 
-    def restore(self, data: dict[str, Any]) -> None:
+    def restore(self, data: Any) -> None:
         """Restore in the order the sources were first seen (checkpoints sort their keys;
-        those written before ``seen`` restore in name order)."""
-        restored = {name: SourceStats.from_dict(saved) for name, saved in data.items()}
+        those written before ``seen`` restore in name order). A wrong value anywhere raises
+        ``WrongShape`` with nothing restored."""
+        restored = {
+            name: SourceStats.from_dict(saved, f"store.{name}") for name, saved in _obj(data, "store").items()
+        }
         for name, s in sorted(restored.items(), key=lambda item: (item[1].seen, item[0])):
             self.sources[name] = s
         self._seen = max((s.seen + 1 for s in self.sources.values()), default=self._seen)

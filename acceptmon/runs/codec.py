@@ -20,7 +20,7 @@ from typing import Any
 from acceptmon.labels import name_bytes
 from acceptmon.model import ConfigDiff, ConfigSnapshot, Run, SpecConfig
 from acceptmon.statefiles import is_real_dir, private_subdir, read_private, write_private
-from acceptmon.statefiles.strict import as_int, as_time, check
+from acceptmon.statefiles.strict import WrongShape, as_bool, as_int, as_str, as_time, check
 
 log = logging.getLogger("acceptmon.agent")
 
@@ -77,10 +77,39 @@ def diff_from_dict(d: dict[str, Any]) -> ConfigDiff:
     )
 
 
-def run_from_dict(d: dict[str, Any]) -> Run:
-    """Every field checked against its declared type (``acceptmon.statefiles.strict``: ``WrongShape`` if not)."""
-    cfg = d.get("config")
-    return check(_run_from_dict(d, cfg))
+def run_from_dict(d: dict[str, Any], where: str = "Run") -> Run:
+    """Every field checked against its declared type (``acceptmon.statefiles.strict``: ``WrongShape``
+    naming the field if not; a missing key raises KeyError)."""
+    if not isinstance(d, dict):
+        raise WrongShape(where, "not an object")
+    _check_settings(d.get("settings") or {}, f"{where}.settings")
+    return check(_run_from_dict(d, d.get("config")), where)
+
+
+#: A run's ``settings`` (``SpecConfig``'s fields) and their types, checked before SpecConfig
+#: derives anything from them.
+_SETTINGS: dict[str, type] = {
+    "algorithm": str,
+    "num_steps": int,
+    "eagle_topk": int,
+    "num_draft_tokens": int,
+    "draft_model_path": str,
+    "model_path": str,
+    "decode_log_interval": int,
+}
+
+
+def _check_settings(raw: Any, where: str) -> None:
+    if not isinstance(raw, dict):
+        raise WrongShape(where, "not an object")
+    for key, value in raw.items():
+        kind = _SETTINGS.get(key)
+        if kind is None:
+            raise WrongShape(where, f"unknown key {str(key)[:40]!r}")
+        if key == "decode_log_interval":
+            as_int(value, f"{where}.{key}", low=1)
+        elif value is not None:
+            (as_int if kind is int else as_str)(value, f"{where}.{key}")
 
 
 def _run_from_dict(d: dict[str, Any], cfg: Any) -> Run:
@@ -98,12 +127,26 @@ def _run_from_dict(d: dict[str, Any], cfg: Any) -> Run:
             hash=cfg.get("hash", ""),
             runtime=cfg.get("runtime") or {},
         ),
-        spec=SpecConfig(**d.get("settings", {})),
+        spec=SpecConfig(**d.get("settings") or {}),
         previous_run_id=d.get("previous_run_id"),
         diff=diff_from_dict(d["diff"]) if d.get("diff") else None,
         kind=d.get("kind") or "start",
         reason=d.get("reason") or "",
     )
+
+
+def check_source_runs(raw: Any, where: str) -> None:
+    """One source's part of ``RunTracker.checkpoint()``, every value checked while its runs are
+    decoded (``WrongShape`` or KeyError if not): the agent takes a checkpoint whole or not at all."""
+    if not isinstance(raw, dict):
+        raise WrongShape(where, "not an object")
+    as_int(raw["seq"], f"{where}.seq", low=0)
+    for key in ("ended", "crashed"):
+        if key in raw:
+            as_bool(raw[key], f"{where}.{key}")
+    for key in ("current", "previous"):
+        if raw.get(key) is not None:
+            run_from_dict(raw[key], f"{where}.{key}")
 
 
 class SnapshotStore:

@@ -23,11 +23,12 @@ from acceptmon.sources.events import FileEvents
 from acceptmon.sources.health import SourceEvents
 from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.matching import GlobMatcher
-from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, files_of
+from acceptmon.sources.tail.entry import files_of
 from acceptmon.sources.tail.follower import Emitted, FollowSettings, PathFollower
 from acceptmon.sources.tail.fs import FileSystem
 from acceptmon.sources.tail.localfs import LocalFS
 from acceptmon.sources.tail.stream import identity_of
+from acceptmon.statefiles import CHECKPOINT_VERSION
 from acceptmon.text.printable import printable
 
 log = logging.getLogger("acceptmon.sources")

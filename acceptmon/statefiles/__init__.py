@@ -22,6 +22,10 @@ from pathlib import Path
 
 log = logging.getLogger("acceptmon.agent")
 
+#: The layout of the agent's checkpoint, the one version every part of it is written and read
+#: under (each stage's part carries it too, as it always has: the JSON shape is unchanged).
+CHECKPOINT_VERSION = 1
+
 
 class UnsafeStateDir(OSError):
     """A state directory (or one inside it) that is not ours, or a symlink where it belongs."""

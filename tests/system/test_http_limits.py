@@ -127,7 +127,7 @@ def test_descriptor_limit_does_not_spin_and_recovers(tmp_path: Path) -> None:
 #: A server whose descriptors are all taken by files it cannot close (logs, SSH, ...).
 HOG = """
 import json, os, sys
-from acceptmon.apps.agent.http import HttpServer
+from acceptmon.apps.agent.web.server import HttpServer
 server = HttpServer("127.0.0.1", 0, {"/healthz": lambda: ("text/plain", b"ok\\n")})
 server.start()
 print(server.port, flush=True)

@@ -6,141 +6,21 @@ import contextlib
 import errno
 import ipaddress
 import logging
+import os
 import signal
 import ssl
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from acceptmon import settings as config_mod
-from acceptmon.apps.agent import Agent, startup
-from acceptmon.apps.agent.health import (
-    budget_metrics,
-    checkpoint_metrics,
-    draft_metrics,
-    finding_metrics,
-    healthz,
-    http_metrics,
-    notify_metrics,
-    reload_metrics,
-    settings_metrics,
-    source_metrics,
-)
-from acceptmon.apps.agent.http import (
+from acceptmon.apps.agent import Agent, api, startup
+from acceptmon.apps.agent.web.server import (
     ConnectionStats,
-    HttpError,
     HttpServer,
-    json_prefix_route,
-    json_route,
-    metrics_route,
 )
-from acceptmon.detect.runstats import RunStats, run_json, verdict_json
-from acceptmon.metrics.budget import hidden, over_budget
-from acceptmon.metrics.collect import render
-from acceptmon.model import Run
-from acceptmon.notify.payload import finding_json
 from acceptmon.notify.settings import NotifySettingsError
-from acceptmon.runs.codec import run_to_dict
-from acceptmon.statefiles import SYMLINKS
 
 log = logging.getLogger("acceptmon.agent.daemon")
-
-
-def _metrics(agent: Agent, http: ConnectionStats | None = None) -> str:
-    def extras() -> Any:
-        store, budget = agent.pipeline.store, agent.settings.max_exported_sources
-        yield from source_metrics(agent.health())
-        if http is not None:
-            yield from http_metrics(http.snapshot(), http.open, http.tls_reload_errors)
-        yield from checkpoint_metrics(
-            agent.checkpoint_age(), agent.checkpoint_errors, agent.checkpoint_discarded, SYMLINKS.count
-        )
-        yield from reload_metrics(agent.reload_ok, agent.reload_at)
-        yield from budget_metrics(*over_budget(store.sources, budget))
-        beyond = hidden(store.sources, budget)
-        missing = {s: v for s, v in agent.draft_missing.items() if s not in beyond}
-        yield from draft_metrics(missing)
-        unknown = {s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources() if s not in beyond}
-        yield from settings_metrics(unknown)
-        engines = {name: st.engine for name, st in store.sources.items()}
-        findings = [f for f in agent.findings if f.source not in beyond]
-        raised = {key: n for key, n in agent.raised.items() if key[1] not in beyond}
-        yield from finding_metrics(findings, raised, store.hosts, engines)
-        if agent.notify_worker is not None:
-            from acceptmon.notify import OUTCOMES
-
-            yield from notify_metrics(agent.notify_worker.notifier.stats(), OUTCOMES)
-
-    with agent.lock:
-        return render(agent.pipeline.store, [extras], agent.settings.max_exported_sources)
-
-
-def _runs(agent: Agent) -> list[dict[str, Any]]:
-    """One compact row per run, as ``acceptmon runs --format json`` gives them, oldest first per
-    source; runs from before the agent's memory (snapshots on disk) carry no acceptance numbers."""
-    out = []
-    for source in sorted({*agent.sources, *agent.tracker.sources()}):
-        stats = {s.run.run_id: s for s in agent.run_table.of(source)}
-        saved = agent.snapshots.load(source)
-        known = {r["run_id"] for r in saved}
-        for row in saved:
-            if row["run_id"] not in stats:
-                out.append(_compact_saved(source, row))
-        for run in agent.tracker.runs(source):
-            if run.run_id in stats or run.run_id not in known:
-                out.append(_compact(source, run, stats.get(run.run_id) or RunStats(run)))
-    return out
-
-
-def _compact(source: str, run: Run, stats: RunStats) -> dict[str, Any]:
-    full = run_to_dict(run)
-    return {"source": source, **run_json(stats), "config_hash": _hash(run), "diff": full.get("diff")}
-
-
-def _hash(run: Run) -> str | None:
-    return run.config.hash if run.config else None
-
-
-def _compact_saved(source: str, row: dict[str, Any]) -> dict[str, Any]:
-    diff = row.get("diff") or {}
-    keys = [c[0] for c in diff.get("changed", [])] + [a[0] for a in diff.get("added", [])]
-    keys += [r[0] for r in diff.get("removed", [])]
-    return {
-        "source": source,
-        "run_id": row.get("run_id"),
-        "kind": row.get("kind") or "start",
-        "reason": row.get("reason") or "",
-        "started": row.get("started"),
-        "intervals": None,
-        "accept_len_median": None,
-        "accept_len_ci": None,
-        "accept_rate": None,
-        "settings": row.get("settings"),
-        "changed_keys": keys,
-        "config_hash": (row.get("config") or {}).get("hash"),
-        "diff": row.get("diff"),
-    }
-
-
-def _run_detail(agent: Agent, run_id: str) -> list[dict[str, Any]]:
-    """Every source's run ``run_id`` in full (server args redacted, draft config, diff)."""
-    found = []
-    for source in sorted({*agent.sources, *agent.tracker.sources()}):
-        live = {r.run_id: run_to_dict(r) for r in agent.tracker.runs(source)}
-        saved = {r["run_id"]: r for r in agent.snapshots.load(source)}
-        full = live.get(run_id) or saved.get(run_id)
-        if full is not None:
-            found.append({"source": source, **full})
-    if not found:
-        raise HttpError(404, f"no run {run_id[:40]!r}; /api/runs lists them\n")
-    return found
-
-
-def _verdicts(agent: Agent) -> list[dict[str, Any]]:
-    return [
-        {"source": source, "verdict": verdict_json(agent.run_table.verdict(source))}
-        for source in sorted({*agent.sources, *agent.tracker.sources()})
-    ]
 
 
 def serve(agent: Agent, cfg: config_mod.Settings | None = None) -> HttpServer:
@@ -149,18 +29,7 @@ def serve(agent: Agent, cfg: config_mod.Settings | None = None) -> HttpServer:
     host, port = cfg.listen_addr()
     web = cfg.web
     stats = ConnectionStats()
-    routes = {
-        "/metrics": metrics_route(lambda: _metrics(_fresh(agent), stats)),
-        "/healthz": lambda: healthz(
-            _restored(agent).last_progress, agent.pending(), agent.settings.stall_after
-        ),
-        "/api/findings": json_route(lambda: [finding_json(f) for f in _fresh(agent).findings]),
-        "/api/runs": json_route(lambda: _locked(agent, _runs)),
-        "/api/verdict": json_route(lambda: _locked(agent, _verdicts)),
-    }
-    prefixes = {
-        "/api/runs/": json_prefix_route(lambda run_id: _locked(agent, lambda a: _run_detail(a, run_id)))
-    }
+    routes, prefixes = api.routes(agent, stats)
     try:
         server = HttpServer(host, port, routes, web, stats=stats, prefix_routes=prefixes)
     except (ssl.SSLError, ValueError) as exc:  # certificate changed since validation
@@ -181,29 +50,6 @@ def serve(agent: Agent, cfg: config_mod.Settings | None = None) -> HttpServer:
     return server
 
 
-def _locked(agent: Agent, produce: Callable[[Agent], Any]) -> Any:
-    """``produce(agent)`` under the agent lock, once the checkpoint is restored and caught up."""
-    _fresh(agent)
-    with agent.lock:
-        return produce(agent)
-
-
-def _fresh(agent: Agent) -> Agent:
-    """The agent once its loop has read every line written before this request (or the
-    catch-up deadline passed): appended lines do not wake the loop, scrapes do. Called
-    without the agent lock: the pass it waits for takes that lock to feed."""
-    _restored(agent).catchup.ask()
-    return agent
-
-
-def _restored(agent: Agent) -> Agent:
-    """503 until the checkpoint is restored: empty counters would look like a reset to
-    Prometheus and a missing open finding like a resolution to Alertmanager."""
-    if not agent.restored:
-        raise HttpError(503, "starting: restoring the checkpoint\n")
-    return agent
-
-
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -213,6 +59,16 @@ def _is_loopback(host: str) -> bool:
         return False  # a host name: assume it resolves to a reachable address
 
 
+def watch_dirs(agent: Agent) -> list[str]:
+    """Directories whose file events should wake the loop."""
+    dirs: set[str] = {os.path.dirname(os.path.abspath(p)) for p in agent.watched.paths()}
+    for _, source in agent.sources.values():
+        watch = getattr(source, "watch_dirs", None)
+        if watch is not None:
+            dirs.update(watch())
+    return sorted(dirs)
+
+
 def _watch(agent: Agent) -> Any:
     """Wake the loop on file events (watchdog); polling stays the backstop."""
     from acceptmon.sources.watch import DirectoryWatcher
@@ -220,7 +76,7 @@ def _watch(agent: Agent) -> Any:
     watcher = DirectoryWatcher(agent.waker, events=agent.events)
     if not watcher.start():
         return None
-    for directory in agent.watch_dirs():
+    for directory in watch_dirs(agent):
         watcher.add(directory)
     return watcher
 
@@ -256,9 +112,8 @@ def run(path: str | None, sources: list[str], overrides: dict[str, Any]) -> int:
         raise config_mod.SettingsError(exc.problems) from None
     http = [server]
     watcher = _watch(agent)
-    agent.reload_requested = lambda: _reload(agent, path, sources, overrides, http, watcher)  # type: ignore[method-assign]
     try:
-        agent.run(stop, reload)
+        agent.run(stop, reload, lambda: _reload(agent, path, sources, overrides, http, watcher))
     finally:
         agent.close()
         if watcher is not None:
@@ -289,12 +144,12 @@ def _reload(
             )
     except config_mod.SettingsError as exc:
         log.error("reload refused, keeping the running settings:\n%s", exc)
-        agent.reload_done(False)
+        _reload_done(agent, False)
         return
     server, bound = _rebind(agent, cfg, http[0])
     if not bound:
         http[0] = server
-        agent.reload_done(False)
+        _reload_done(agent, False)
         return
     agent.save_checkpoint()
     try:
@@ -303,18 +158,28 @@ def _reload(
         log.error("reload refused, keeping the running settings:\n%s", config_mod.SettingsError(exc.problems))
         _back_to(agent, http, server)
         return
-    except Exception as exc:  # a file changed between the checks and the build: keep running
-        log.error("reload failed part way (%s); run check-config and reload again", type(exc).__name__)
+    except Exception as exc:  # a file changed between the checks and the build: nothing changed
+        log.error(
+            "reload refused, keeping the running settings: %s; run check-config and reload again",
+            type(exc).__name__,
+        )
         _back_to(agent, http, server)
         return
     if server is not http[0]:
         http[0].stop()
         http[0] = server
     if watcher is not None:
-        for directory in agent.watch_dirs():
+        for directory in watch_dirs(agent):
             watcher.add(directory)
-    agent.reload_done(True)
+    _reload_done(agent, True)
     log.info("settings reloaded: %d sources", len(cfg.sources))
+
+
+def _reload_done(agent: Agent, ok: bool) -> None:
+    """Record a reload's outcome for ``acceptmon_config_last_reload_*``."""
+    agent.reload_ok = ok
+    if ok:
+        agent.reload_at = agent.clock.now()
 
 
 def _rebind(agent: Agent, cfg: config_mod.Settings, old: HttpServer) -> tuple[HttpServer, bool]:
@@ -349,7 +214,7 @@ def _rebind(agent: Agent, cfg: config_mod.Settings, old: HttpServer) -> tuple[Ht
 def _back_to(agent: Agent, http: list[HttpServer], new: HttpServer) -> None:
     """Undo a rebind after a failed reload: if the old server was closed to free its port,
     bind its address (``agent.settings``'s, still the old settings) again."""
-    agent.reload_done(False)
+    _reload_done(agent, False)
     if new is http[0]:
         return
     new.stop()

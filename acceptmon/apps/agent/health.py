@@ -9,7 +9,7 @@ from typing import Any
 
 from prometheus_client.core import Metric
 
-from acceptmon.apps.agent.http import HttpError
+from acceptmon.apps.agent.web.routes import HttpError
 from acceptmon.metrics.collect import BY_NAME, family
 from acceptmon.model import Finding
 from acceptmon.sources.base import SourceHealth

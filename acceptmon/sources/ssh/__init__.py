@@ -29,8 +29,9 @@ from acceptmon.sources.ssh.names import glob_matches
 from acceptmon.sources.ssh.options import SSHSettings, resolve
 from acceptmon.sources.ssh.url import parse_ssh_url
 from acceptmon.sources.ssh.worker import DEFAULT_POOL, HostPool, HostWorker
-from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, Entry, files_of
+from acceptmon.sources.tail.entry import Entry, files_of
 from acceptmon.sources.tail.fs import FileSystem
+from acceptmon.statefiles import CHECKPOINT_VERSION
 from acceptmon.text.printable import printable
 
 log = logging.getLogger("acceptmon.sources.ssh")

@@ -4,9 +4,10 @@ A position alone is not enough after a restart: the file may have been
 renamed or copied meanwhile, so an entry also carries the file's identity
 (``DevInode`` locally, ``HeadHash`` over SFTP) and the fingerprint of its
 first bytes. Local and SSH sources write the same entry inside a document
-that carries ``CHECKPOINT_VERSION``; this module is the only place either
-turns into JSON and back. The JSON keys are those both sources wrote before
-(SSH documents then had no version: they read as version 1).
+that carries the checkpoint's one version (``statefiles.CHECKPOINT_VERSION``);
+this module is the only place either turns into JSON and back, and checks
+both while decoding. The JSON keys are those both sources wrote before (SSH
+documents then had no version: they read as the first version).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from acceptmon.sources.tail.fs import FileId, parse_file_id
-
-#: The layout of a file source's checkpoint document and of its entries.
-CHECKPOINT_VERSION = 1
+from acceptmon.statefiles import CHECKPOINT_VERSION
+from acceptmon.statefiles.strict import WrongShape, as_int, as_str
+from acceptmon.text.printable import printable
 
 #: (length, fingerprint) of each whole-line prefix of a file's first bytes: a copy
 #: that copytruncate cut short of the fingerprint is still known by one of them.
@@ -54,28 +55,30 @@ class Entry:
         return out
 
     @classmethod
+    def decode(cls, raw: Any, where: str = "entry") -> Entry:
+        """The entry, every value checked (``WrongShape`` naming the first wrong one)."""
+        d = _obj(raw, where)
+        identity = parse_file_id(as_str(_get(d, "identity", where), f"{where}.identity"))
+        if identity is None:
+            raise WrongShape(f"{where}.identity", "not a file identity")
+        return cls(
+            identity,
+            as_int(_get(d, "offset", where), f"{where}.offset", low=0),
+            as_int(_get(d, "lineno", where), f"{where}.lineno", low=1),
+            as_str(_get(d, "fingerprint", where), f"{where}.fingerprint"),
+            as_int(_get(d, "fp_len", where), f"{where}.fp_len", low=0),
+            as_str(_get(d, "real", where), f"{where}.real"),
+            as_int(d.get("mtime_ns", 0), f"{where}.mtime_ns", low=0),
+            _marks(d.get("marks") or [], f"{where}.marks"),
+        )
+
+    @classmethod
     def from_json(cls, raw: Any) -> Entry | None:
         """The entry, or None if it is malformed (never fatal: that file is then started afresh)."""
         try:
-            identity = parse_file_id(_str(raw["identity"]))
-            if identity is None:
-                return None
-            marks = raw.get("marks") or []
-            e = cls(
-                identity,
-                _int(raw["offset"]),
-                _int(raw["lineno"]),
-                _str(raw["fingerprint"]),
-                _int(raw["fp_len"]),
-                _str(raw["real"]),
-                _int(raw.get("mtime_ns", 0)),
-                tuple((_int(n), _str(h)) for n, h in marks),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError):
+            return cls.decode(raw)
+        except WrongShape:
             return None
-        if e.offset < 0 or e.lineno < 1 or e.fp_len < 0 or e.mtime_ns < 0:
-            return None
-        return e
 
 
 def files_of(state: dict[str, Any], *, unversioned_ok: bool = False) -> dict[str, Any] | None:
@@ -88,13 +91,58 @@ def files_of(state: dict[str, Any], *, unversioned_ok: bool = False) -> dict[str
     return files if version == CHECKPOINT_VERSION and isinstance(files, dict) else None
 
 
-def _int(v: Any) -> int:
-    if type(v) is not int:
-        raise TypeError("not an integer")
-    return v
+def check_document(raw: Any, where: str) -> None:
+    """A file source's checkpoint document (local, or SSH with its ``url``), every entry decoded.
+
+    The agent takes its checkpoint whole or not at all, so a wrong value here raises
+    ``WrongShape`` rather than dropping one file's position (its lines would be counted twice).
+    """
+    d = _obj(raw, where)
+    ssh = "url" in d
+    if ssh:
+        as_str(d["url"], f"{where}.url")
+    version = d.get("version", CHECKPOINT_VERSION if ssh else None)
+    if type(version) is not int or version != CHECKPOINT_VERSION:
+        raise WrongShape(f"{where}.version", f"not {CHECKPOINT_VERSION}")
+    for path, f in _obj(_get(d, "files", where), f"{where}.files").items():
+        at = f"{where}.files.{printable(path)}"
+        if ssh:
+            Entry.decode(f, at)
+            continue
+        fd = _obj(f, at)
+        for i, e in enumerate(_list(_get(fd, "streams", at), f"{at}.streams")):
+            Entry.decode(e, f"{at}.streams[{i}]")
+        for k, v in _obj(fd.get("done") or {}, f"{at}.done").items():
+            pair = _list(v, f"{at}.done.{printable(k)}")
+            if len(pair) != 2:
+                raise WrongShape(f"{at}.done.{printable(k)}", "not a [fingerprint, length] pair")
+            as_str(pair[0], f"{at}.done[0]")
+            as_int(pair[1], f"{at}.done[1]", low=0)
 
 
-def _str(v: Any) -> str:
-    if not isinstance(v, str):
-        raise TypeError("not a string")
-    return v
+def _marks(raw: Any, where: str) -> Marks:
+    marks = []
+    for i, mark in enumerate(_list(raw, where)):
+        pair = _list(mark, f"{where}[{i}]")
+        if len(pair) != 2:
+            raise WrongShape(f"{where}[{i}]", "not a [length, fingerprint] pair")
+        marks.append((as_int(pair[0], f"{where}[{i}][0]", low=1), as_str(pair[1], f"{where}[{i}][1]")))
+    return tuple(marks)
+
+
+def _obj(raw: Any, where: str) -> dict[str, Any]:
+    if not isinstance(raw, dict) or not all(isinstance(k, str) for k in raw):
+        raise WrongShape(where, "not an object")
+    return raw
+
+
+def _list(raw: Any, where: str) -> list[Any]:
+    if not isinstance(raw, list):
+        raise WrongShape(where, "not a list")
+    return raw
+
+
+def _get(d: dict[str, Any], key: str, where: str) -> Any:
+    if key not in d:
+        raise WrongShape(where, f"missing {key}")
+    return d[key]

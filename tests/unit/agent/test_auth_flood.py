@@ -16,8 +16,9 @@ from typing import Any
 import bcrypt
 import pytest
 
-from acceptmon.apps.agent.admission import Lanes, Throttle
-from acceptmon.apps.agent.http import HttpServer, Limits, Routes
+from acceptmon.apps.agent.web.admission import Lanes, Throttle
+from acceptmon.apps.agent.web.routes import Routes
+from acceptmon.apps.agent.web.server import HttpServer, Limits
 from acceptmon.settings.web import BasicAuth, WebSettings
 from tests.support.wait import wait_for
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.agent import checkpoint
-from acceptmon.apps.agent.checkpoint import CheckpointWriteError, load, save
+from acceptmon.apps.agent import state as checkpoint
+from acceptmon.apps.agent.state import CheckpointWriteError, load, save
 
 
 def test_round_trip_and_replace(tmp_path: Path) -> None:

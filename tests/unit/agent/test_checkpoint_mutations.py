@@ -66,7 +66,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Doc]:
     while agent.step():
         pass
     agent.evaluate()
-    assert agent.findings, "the demo log must leave findings in the checkpoint"
+    assert agent.announce.findings, "the demo log must leave findings in the checkpoint"
     agent.close()
     doc = json.loads((root / "state" / "checkpoint.json").read_text())
     return log, root / "state", doc
@@ -253,4 +253,4 @@ def test_a_counter_beyond_2_to_the_62_reads_back(demo: tuple[Path, Path, Doc], t
     agent = Agent(load(None, [str(log)], {"state_dir": str(tmp_path / "state")}))
     agent.open()
     agent.close()
-    assert agent.checkpoint_discarded == 0
+    assert agent.checkpoint.discarded == 0

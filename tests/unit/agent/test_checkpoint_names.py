@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.agent.checkpoint import load, save
+from acceptmon.apps.agent.state import load, save
 
 PATH = "/logs/server-\udcff.log"  # os.fsdecode(b"/logs/server-\xff.log")
 OLD = "/logs/*.log:server-\udcff.log"  # the source name the code before made of it

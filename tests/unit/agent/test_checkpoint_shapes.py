@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from acceptmon.apps.agent import Agent
-from acceptmon.apps.agent.daemon import _metrics
+from acceptmon.apps.agent.api import metrics_text as _metrics
 from acceptmon.model import Run, SpecConfig
 from acceptmon.runs.codec import SnapshotStore
 from acceptmon.settings import Settings

@@ -50,7 +50,7 @@ def _settings(tmp_path: Path) -> Settings:
 def _start(settings: Settings) -> tuple[Agent, FakeWorker]:
     agent = Agent(settings, clock=ManualClock(time.time()))
     agent.open()
-    worker = agent.notify_worker = FakeWorker()
+    worker = agent.announce.worker = FakeWorker()
     agent.step()
     while agent.backlog:
         agent.step()
@@ -67,13 +67,13 @@ def test_a_stall_held_as_history_is_not_paged_after_a_restart(tmp_path: Path) ->
     settings = _settings(tmp_path)
 
     first, worker = _start(settings)
-    stalls = [f for f in first.findings if f.rule == STALLED and f.active]
-    assert stalls, first.findings  # recorded ...
+    stalls = [f for f in first.announce.findings if f.rule == STALLED and f.active]
+    assert stalls, first.announce.findings  # recorded ...
     assert worker.sent == []  # ... and held back as history
     first.close()
 
     second, worker = _start(settings)
-    assert [f for f in second.findings if f.rule == STALLED and f.active]  # still open
+    assert [f for f in second.announce.findings if f.rule == STALLED and f.active]  # still open
     assert worker.sent == [], [f.key for f in worker.sent]
     second.close()
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from acceptmon.apps.agent import Agent, daemon
-from acceptmon.apps.agent.http import HttpServer
+from acceptmon.apps.agent.web.server import HttpServer
 from acceptmon.clock import ManualClock
 from acceptmon.detect.findings import FLOOR
 from acceptmon.settings import from_mapping

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from acceptmon.apps.agent import Agent
-from acceptmon.apps.agent.daemon import _metrics
+from acceptmon.apps.agent.api import metrics_text as _metrics
 from acceptmon.settings import (
     DEFAULT_MAX_EXPORTED_SOURCES,
     Settings,

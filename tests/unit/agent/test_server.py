@@ -16,7 +16,8 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from acceptmon.apps.agent.http import HttpServer, Limits, Routes
+from acceptmon.apps.agent.web.routes import Routes
+from acceptmon.apps.agent.web.server import HttpServer, Limits
 from acceptmon.settings.web import TlsSettings, WebSettings
 from tests.support.certs import Certs, issue, make_certs
 from tests.support.wait import wait_for

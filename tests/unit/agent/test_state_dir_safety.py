@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.agent import Agent, checkpoint
-from acceptmon.apps.agent.daemon import _metrics
+from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent import state as checkpoint
+from acceptmon.apps.agent.api import metrics_text as _metrics
 from acceptmon.clock import ManualClock
 from acceptmon.notify.store import MessageStore
 from acceptmon.settings import Settings
@@ -85,7 +86,7 @@ def test_a_state_dir_chowned_away_while_running_stops_checkpoints_not_the_agent(
     agent.open()
     os.chown(state, NOBODY, NOBODY)
     assert not agent.save_checkpoint()
-    assert agent.checkpoint_errors == 1
+    assert agent.checkpoint.errors == 1
     os.chown(state, os.geteuid(), os.getegid())
     agent.close()
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from acceptmon.apps.agent import Agent, daemon
+from acceptmon.apps.agent import Agent, api, daemon
 from acceptmon.apps.agent.health import healthz
-from acceptmon.apps.agent.http import HttpError, json_route
+from acceptmon.apps.agent.web.routes import HttpError, json_route
 from acceptmon.ingest import PerRecord, Pipeline
 from acceptmon.metrics.collect import render
 from acceptmon.model import ParseError, ServerStart
@@ -51,9 +51,9 @@ def _agent(tmp_path: Path, lines: list[str]) -> tuple[Agent, Path]:
 
 def serve_all(agent: Agent) -> str:
     """Everything the HTTP server renders, as it renders it (strict JSON: no NaN)."""
-    metrics = daemon._metrics(agent)
-    json_route(lambda: daemon._runs(agent))()
-    json_route(lambda: [finding_json(f) for f in agent.findings])()
+    metrics = api.metrics_text(agent)
+    json_route(lambda: api._runs(agent))()
+    json_route(lambda: [finding_json(f) for f in agent.announce.findings])()
     assert agent.save_checkpoint()
     return metrics
 

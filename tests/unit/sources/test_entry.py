@@ -13,8 +13,9 @@ from acceptmon.sources.local import LocalSource
 from acceptmon.sources.rotation import fingerprint
 from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh.options import SSHSettings
-from acceptmon.sources.tail.entry import CHECKPOINT_VERSION, Entry, files_of
+from acceptmon.sources.tail.entry import Entry, files_of
 from acceptmon.sources.tail.fs import DevInode, HeadHash, parse_file_id
+from acceptmon.statefiles import CHECKPOINT_VERSION
 from tests.support.fakefs import FakeFS
 from tests.unit.sources.ssh.test_source import FakePool
 

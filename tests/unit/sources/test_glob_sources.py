@@ -49,7 +49,9 @@ def test_two_unrelated_servers_under_one_glob_are_two_sources(tmp_path: Path) ->
             runs = agent.tracker.runs(source)
             assert [r.run_id for r in runs] == ["r1"], (source, runs)
             assert runs[0].diff is None
-        assert not [f for f in agent.findings if f.rule == "acceptance_drop_after_change"], agent.findings
+        assert not [f for f in agent.announce.findings if f.rule == "acceptance_drop_after_change"], (
+            agent.announce.findings
+        )
     finally:
         agent.close()
 

@@ -19,12 +19,8 @@ instead of spinning. Every dropped connection is counted by reason.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import errno
-import http.client
-import io
-import json
 import logging
 import selectors
 import socket
@@ -32,32 +28,17 @@ import ssl
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from email.message import Message
 from http import HTTPStatus
-from typing import Any, Literal
 
-from prometheus_client import CONTENT_TYPE_LATEST
-
-from acceptmon.apps.agent.admission import Lane, Lanes, Throttle
+from acceptmon.apps.agent.web.admission import Lane, Lanes, Throttle
+from acceptmon.apps.agent.web.request import Request, credentials, parse
+from acceptmon.apps.agent.web.routes import HttpError, PrefixRoutes, Routes
 from acceptmon.settings.web import BasicAuth, TlsContext, WebSettings
 
 log = logging.getLogger("acceptmon.agent.http")
 
-
-class HttpError(Exception):
-    """Raised by a route to answer with another status (e.g. 503 from /healthz)."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-Routes = dict[str, Callable[[], tuple[str, bytes]]]
-#: Routes by path prefix (``/api/runs/``): the handler gets the rest of the path.
-PrefixRoutes = dict[str, Callable[[str], tuple[str, bytes]]]
 
 #: Why a connection was closed before (or instead of) being answered.
 REJECT_REASONS = (
@@ -75,27 +56,6 @@ _CLOSE_503 = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
 )
 _CLOSE_431 = b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-
-
-def json_route(produce: Callable[[], Any]) -> Callable[[], tuple[str, bytes]]:
-    def route() -> tuple[str, bytes]:
-        return "application/json", json.dumps(produce(), indent=1, default=str, allow_nan=False).encode()
-
-    return route
-
-
-def json_prefix_route(produce: Callable[[str], Any]) -> Callable[[str], tuple[str, bytes]]:
-    def route(rest: str) -> tuple[str, bytes]:
-        return "application/json", json.dumps(produce(rest), indent=1, default=str, allow_nan=False).encode()
-
-    return route
-
-
-def metrics_route(render: Callable[[], str]) -> Callable[[], tuple[str, bytes]]:
-    def route() -> tuple[str, bytes]:
-        return CONTENT_TYPE_LATEST, render().encode()
-
-    return route
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,51 +98,6 @@ class ConnectionStats:
             return dict(self.rejected)
 
 
-#: ok (verified, or not needed), verify (needs a bcrypt check), denied (401), throttled (429)
-Auth = Literal["ok", "verify", "denied", "throttled"]
-
-
-@dataclass(slots=True)
-class _Request:
-    """A parsed request head and what the reactor decided about its credentials."""
-
-    method: str = ""
-    target: str = ""
-    version: str = ""
-    headers: Message | None = None  # None: a malformed head, answered 400
-    auth: Auth = "denied"  # until the reactor's classification says otherwise
-    credentials: tuple[str, str] = ("", "")
-
-    @property
-    def path(self) -> str:
-        return self.target.split("?", 1)[0].rstrip("/") or "/"
-
-
-def _parse(head: bytes) -> _Request:
-    line, _, fields = head.partition(b"\r\n")
-    parts = line.decode("latin-1").split()
-    if len(parts) != 3 or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):
-        return _Request()
-    try:
-        headers = http.client.parse_headers(io.BytesIO(fields + b"\r\n\r\n"))
-    except http.client.HTTPException:
-        return _Request()
-    return _Request(parts[0], parts[1], parts[2], headers)
-
-
-def _credentials(headers: Message) -> tuple[str, str] | None:
-    """``(user, password)`` from a Basic ``Authorization`` header, None if absent or malformed
-    (non-ASCII or non-UTF-8 bytes included: a 401, never a dropped connection)."""
-    scheme, _, token = (headers.get("Authorization") or "").partition(" ")
-    if scheme.lower() != "basic":
-        return None
-    try:
-        user, sep, password = base64.b64decode(token.strip(), validate=True).decode().partition(":")
-    except ValueError:  # binascii.Error, UnicodeDecodeError, non-ASCII str
-        return None
-    return (user, password) if sep else None
-
-
 @dataclass(eq=False)
 class _Conn:
     sock: socket.socket
@@ -196,7 +111,7 @@ class _Conn:
     fresh: bool = True  # no byte of the current request head seen yet
     served: int = 0  # requests answered on this connection
     client: str = ""  # the peer's address, for the auth throttle
-    request: _Request = field(default_factory=_Request)
+    request: Request = field(default_factory=Request)
 
 
 class HttpServer:
@@ -447,7 +362,7 @@ class HttpServer:
                 self._reply_and_close(conn, _CLOSE_431)
             return
         end = conn.buf.index(b"\r\n\r\n")
-        conn.request = _parse(bytes(conn.buf[:end]))
+        conn.request = parse(bytes(conn.buf[:end]))
         del conn.buf[: end + 4]
         lane = self._classify(conn.request, conn.client)
         self._sel.unregister(conn.sock)
@@ -458,7 +373,7 @@ class HttpServer:
             self.stats.count("overloaded")
             self._reply_and_close(conn, _CLOSE_503)
 
-    def _classify(self, req: _Request, client: str) -> Lane:
+    def _classify(self, req: Request, client: str) -> Lane:
         """The request's lane, and whether its credentials still need a bcrypt check.
 
         Runs in the reactor, so it must stay cheap: a header parse and a SHA-256.
@@ -468,7 +383,7 @@ class HttpServer:
         if req.path in self._open_paths or self._auth is None:
             req.auth = "ok"
             return "probe" if req.path in self._open_paths else "trusted"
-        creds = _credentials(req.headers)
+        creds = credentials(req.headers)
         known = self._auth.cached(*creds) if creds is not None else False
         if known:
             req.auth = "ok"
@@ -549,7 +464,7 @@ class HttpServer:
         conn.keep = keep
         conn.served += 1
 
-    def _route(self, req: _Request) -> tuple[HTTPStatus, str, bytes, list[tuple[str, str]]]:
+    def _route(self, req: Request) -> tuple[HTTPStatus, str, bytes, list[tuple[str, str]]]:
         path = req.path
         if req.auth == "throttled":
             self.stats.count("auth_throttled")

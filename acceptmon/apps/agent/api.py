@@ -1,0 +1,180 @@
+"""What the agent's HTTP face answers: /metrics, /healthz, and the /api rows (findings, runs,
+one run in full, verdicts), built from the agent's state under its lock.
+
+A response shows every line written before its request: /metrics and /api/* ask the loop to
+catch up first (``catchup.py``, bounded); /healthz does not, and takes no lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from acceptmon.apps.agent.health import (
+    budget_metrics,
+    checkpoint_metrics,
+    draft_metrics,
+    finding_metrics,
+    healthz,
+    http_metrics,
+    notify_metrics,
+    reload_metrics,
+    settings_metrics,
+    source_metrics,
+)
+from acceptmon.apps.agent.web.routes import (
+    HttpError,
+    PrefixRoutes,
+    Routes,
+    json_prefix_route,
+    json_route,
+    metrics_route,
+)
+from acceptmon.apps.agent.web.server import ConnectionStats
+from acceptmon.detect.runstats import RunStats, run_json, verdict_json
+from acceptmon.metrics.budget import hidden, over_budget
+from acceptmon.metrics.collect import render
+from acceptmon.model import Run
+from acceptmon.notify.payload import finding_json
+from acceptmon.runs.codec import run_to_dict
+from acceptmon.statefiles import SYMLINKS
+
+if TYPE_CHECKING:
+    from acceptmon.apps.agent import Agent
+
+
+def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes]:
+    """Every path the server answers, and ``/api/runs/<run_id>``."""
+    table = {
+        "/metrics": metrics_route(lambda: metrics_text(_fresh(agent), stats)),
+        "/healthz": lambda: healthz(
+            _restored(agent).last_progress, agent.pending(), agent.settings.stall_after
+        ),
+        "/api/findings": json_route(lambda: [finding_json(f) for f in _fresh(agent).announce.findings]),
+        "/api/runs": json_route(lambda: _locked(agent, _runs)),
+        "/api/verdict": json_route(lambda: _locked(agent, _verdicts)),
+    }
+    prefixes = {
+        "/api/runs/": json_prefix_route(lambda run_id: _locked(agent, lambda a: _run_detail(a, run_id)))
+    }
+    return table, prefixes
+
+
+def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
+    def extras() -> Any:
+        store, budget = agent.pipeline.store, agent.settings.max_exported_sources
+        yield from source_metrics(agent.health())
+        if http is not None:
+            yield from http_metrics(http.snapshot(), http.open, http.tls_reload_errors)
+        yield from checkpoint_metrics(
+            agent.checkpoint.age(), agent.checkpoint.errors, agent.checkpoint.discarded, SYMLINKS.count
+        )
+        yield from reload_metrics(agent.reload_ok, agent.reload_at)
+        yield from budget_metrics(*over_budget(store.sources, budget))
+        beyond = hidden(store.sources, budget)
+        missing = {s: v for s, v in agent.origins.draft_missing.items() if s not in beyond}
+        yield from draft_metrics(missing)
+        unknown = {s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources() if s not in beyond}
+        yield from settings_metrics(unknown)
+        engines = {name: st.engine for name, st in store.sources.items()}
+        findings = [f for f in agent.announce.findings if f.source not in beyond]
+        raised = {key: n for key, n in agent.announce.raised.items() if key[1] not in beyond}
+        yield from finding_metrics(findings, raised, store.hosts, engines)
+        if agent.announce.worker is not None:
+            from acceptmon.notify import OUTCOMES
+
+            yield from notify_metrics(agent.announce.worker.notifier.stats(), OUTCOMES)
+
+    with agent.lock:
+        return render(agent.pipeline.store, [extras], agent.settings.max_exported_sources)
+
+
+def _runs(agent: Agent) -> list[dict[str, Any]]:
+    """One compact row per run, as ``acceptmon runs --format json`` gives them, oldest first per
+    source; runs from before the agent's memory (snapshots on disk) carry no acceptance numbers."""
+    out = []
+    for source in sorted({*agent.sources, *agent.tracker.sources()}):
+        stats = {s.run.run_id: s for s in agent.run_table.of(source)}
+        saved = agent.snapshots.load(source)
+        known = {r["run_id"] for r in saved}
+        for row in saved:
+            if row["run_id"] not in stats:
+                out.append(_compact_saved(source, row))
+        for run in agent.tracker.runs(source):
+            if run.run_id in stats or run.run_id not in known:
+                out.append(_compact(source, run, stats.get(run.run_id) or RunStats(run)))
+    return out
+
+
+def _compact(source: str, run: Run, stats: RunStats) -> dict[str, Any]:
+    full = run_to_dict(run)
+    return {"source": source, **run_json(stats), "config_hash": _hash(run), "diff": full.get("diff")}
+
+
+def _hash(run: Run) -> str | None:
+    return run.config.hash if run.config else None
+
+
+def _compact_saved(source: str, row: dict[str, Any]) -> dict[str, Any]:
+    diff = row.get("diff") or {}
+    keys = [c[0] for c in diff.get("changed", [])] + [a[0] for a in diff.get("added", [])]
+    keys += [r[0] for r in diff.get("removed", [])]
+    return {
+        "source": source,
+        "run_id": row.get("run_id"),
+        "kind": row.get("kind") or "start",
+        "reason": row.get("reason") or "",
+        "started": row.get("started"),
+        "intervals": None,
+        "accept_len_median": None,
+        "accept_len_ci": None,
+        "accept_rate": None,
+        "settings": row.get("settings"),
+        "changed_keys": keys,
+        "config_hash": (row.get("config") or {}).get("hash"),
+        "diff": row.get("diff"),
+    }
+
+
+def _run_detail(agent: Agent, run_id: str) -> list[dict[str, Any]]:
+    """Every source's run ``run_id`` in full (server args redacted, draft config, diff)."""
+    found = []
+    for source in sorted({*agent.sources, *agent.tracker.sources()}):
+        live = {r.run_id: run_to_dict(r) for r in agent.tracker.runs(source)}
+        saved = {r["run_id"]: r for r in agent.snapshots.load(source)}
+        full = live.get(run_id) or saved.get(run_id)
+        if full is not None:
+            found.append({"source": source, **full})
+    if not found:
+        raise HttpError(404, f"no run {run_id[:40]!r}; /api/runs lists them\n")
+    return found
+
+
+def _verdicts(agent: Agent) -> list[dict[str, Any]]:
+    return [
+        {"source": source, "verdict": verdict_json(agent.run_table.verdict(source))}
+        for source in sorted({*agent.sources, *agent.tracker.sources()})
+    ]
+
+
+def _locked(agent: Agent, produce: Callable[[Agent], Any]) -> Any:
+    """``produce(agent)`` under the agent lock, once the checkpoint is restored and caught up."""
+    _fresh(agent)
+    with agent.lock:
+        return produce(agent)
+
+
+def _fresh(agent: Agent) -> Agent:
+    """The agent once its loop has read every line written before this request (or the
+    catch-up deadline passed): appended lines do not wake the loop, scrapes do. Called
+    without the agent lock: the pass it waits for takes that lock to feed."""
+    _restored(agent).catchup.ask()
+    return agent
+
+
+def _restored(agent: Agent) -> Agent:
+    """503 until the checkpoint is restored: empty counters would look like a reset to
+    Prometheus and a missing open finding like a resolution to Alertmanager."""
+    if not agent.restored:
+        raise HttpError(503, "starting: restoring the checkpoint\n")
+    return agent
