@@ -31,7 +31,8 @@ PREFILL = "Prefill batch"
 #: The per-position Decode line (sgl-project/sglang#31750): ``Decode batch, #window: …``.
 WINDOW = ", #window: "
 
-#: Decode fields with a first-class home, and the shape their value must have.
+#: Decode fields with a first-class home, and the shape their value must have
+#: (``parse_decode`` sets each on the sample by name: a new one needs its line there too).
 DECODE_FIELDS: dict[str, tuple[str, Kind]] = {
     "#running-req": ("running_req", "int"),
     "#queue-req": ("queue_req", "int"),
@@ -62,6 +63,7 @@ CHECKED_EXTRAS: dict[str, Kind] = {
     "waiting-image-req": "int",
 }
 
+#: Prefill fields as ``DECODE_FIELDS`` (``parse_prefill`` sets each by name).
 PREFILL_FIELDS: dict[str, tuple[str, Kind]] = {
     "#new-seq": ("new_seq", "int"),
     "#new-token": ("new_token", "int"),
