@@ -84,7 +84,8 @@ class DecodeBatch:
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
         self._stamp, self._epochs, self._parse = stamp, epochs, parse
-        # Columns, each built on first use (None: not yet).
+        # Columns, each built on first use (None: not yet; ``_lens`` stays None when the layout
+        # prints no accept len, and asking again then costs two tuple reads).
         self._lens = lens
         self._full_rows_col: list[tuple[str, ...]] | None = None
         self._running: list[int] | None = None
