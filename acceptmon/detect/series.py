@@ -179,6 +179,7 @@ class Sliding(Hists):
             buckets, values, ats = buckets[keep:], values[keep:], ats[keep:] if ats else ()
         n, floor = self.n, self._floor
         aged = max_age is not None and bool(ats)
+        span = 0.0 if max_age is None else max_age  # read only when aged
         if aged and len(buckets) >= _BULK:
             self._extend_aged(buckets, values, ats)
             return
@@ -192,7 +193,7 @@ class Sliding(Hists):
                 and at is not None
                 and len(items) >= floor
                 and (t := items[0][0]) is not None
-                and t < at - max_age  # type: ignore[operator]
+                and t < at - span
             ):
                 full = False
                 _, b, v = popleft()
@@ -225,11 +226,16 @@ class Sliding(Hists):
         times = list(map(_TIME, items))
         times += ats
         n = len(ats)
-        if old <= size and None not in times and all(map(le, times, islice(times, 1, None))):
+        if (
+            old <= size
+            and None not in times
+            and all(map(le, times, islice(times, 1, None)))
+            and (last := ats[-1]) is not None  # it is (no None in times): for the type checker
+        ):
             # Times in order (the usual case): both of ``add``'s bounds on the window's start
             # only grow from line to line, so where the last line leaves it is all that counts:
             # past the ``size`` newest, and past the too old ones while ``floor`` stay.
-            by_age = min(bisect_left(times, ats[-1] - max_age), old + n - floor)  # type: ignore[operator]
+            by_age = min(bisect_left(times, last - max_age), old + n - floor)
             lo = max(0, old + n - size, by_age)
         else:
             lo = 0  # the window is times[lo : old + k] before the k-th new interval is added

@@ -270,7 +270,11 @@ def _run_labels(source: str, s: SourceStats, host: str = "") -> list[str]:
     ]
 
 
-def family(m: MetricDef) -> Metric:
+#: The families ``family`` makes, each with its own ``add_metric``.
+Family = CounterMetricFamily | GaugeMetricFamily | HistogramMetricFamily
+
+
+def family(m: MetricDef) -> Family:
     if m.type == "counter":
         return CounterMetricFamily(m.name, m.help, labels=m.labels)
     if m.type == "gauge":
@@ -289,30 +293,30 @@ def store_metrics(store: Store, max_sources: int | None = None) -> Iterator[Metr
         yield fam
 
 
-def _add(fam: Metric, m: MetricDef, source: str, s: SourceStats, host: str) -> None:
+def _add(fam: Family, m: MetricDef, source: str, s: SourceStats, host: str) -> None:
     labels = [source, s.engine]
-    if m.name in _COUNTER_OF:
-        fam.add_metric(labels, s.counters[_COUNTER_OF[m.name]])  # type: ignore[attr-defined]
-    elif m.name == "acceptmon_parse_errors":
-        for kind, n in s.error_kinds.items():
-            fam.add_metric([*labels, kind], n)  # type: ignore[attr-defined]
-    elif m.name in _GAUGE_OF:
-        value = s.gauges[_GAUGE_OF[m.name]]
-        if value is not None:
-            fam.add_metric(labels, value)  # type: ignore[attr-defined]
-    elif m.type == "histogram":
+    if isinstance(fam, HistogramMetricFamily):  # the accept length histogram
         if s.counters["accept_len_count"]:
             cum, buckets = 0, []
             for bound, n in zip(ACCEPT_LEN_BUCKETS, s.buckets, strict=True):
                 cum += n
                 buckets.append((repr(bound), cum))
             buckets.append(("+Inf", int(s.counters["accept_len_count"])))
-            fam.add_metric(labels, buckets, s.counters["accept_len_sum"])  # type: ignore[attr-defined]
+            fam.add_metric(labels, buckets, s.counters["accept_len_sum"])
+    elif m.name in _COUNTER_OF:
+        fam.add_metric(labels, s.counters[_COUNTER_OF[m.name]])
+    elif m.name == "acceptmon_parse_errors":
+        for kind, count in s.error_kinds.items():
+            fam.add_metric([*labels, kind], count)
+    elif m.name in _GAUGE_OF:
+        value = s.gauges[_GAUGE_OF[m.name]]
+        if value is not None:
+            fam.add_metric(labels, value)
     elif m.name == "acceptmon_spec_position_accept_ratio":
         for position, ratio in enumerate(s.positions):
-            fam.add_metric([*labels, str(position)], ratio)  # type: ignore[attr-defined]
+            fam.add_metric([*labels, str(position)], ratio)
     elif m.name == "acceptmon_run_info" and s.run is not None:
-        fam.add_metric(_run_labels(source, s, host), 1.0)  # type: ignore[attr-defined]
+        fam.add_metric(_run_labels(source, s, host), 1.0)
 
 
 class StoreCollector(Collector):

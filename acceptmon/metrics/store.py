@@ -351,8 +351,8 @@ class Store:
             c["ray_lost_samples"] = reduce(add, lost, c["ray_lost_samples"])
         running = batch.running
         g["running_req"] = running[-1]
-        g["queue_req"] = int(batch.last(1))  # type: ignore[arg-type]
-        g["gen_throughput"] = float(batch.last(2))  # type: ignore[arg-type]
+        g["queue_req"] = int(batch.last(1))
+        g["gen_throughput"] = float(batch.last(2))
         usage = batch.last(3)
         g["token_usage"] = float(usage) if usage is not None else None
         last_ts = batch.last_epoch()

@@ -9,7 +9,7 @@ rather than risk a wrong number.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, overload
 
 Kind = Literal["int", "f2", "float", "bool"]
 Value = float | int | str | bool
@@ -41,7 +41,14 @@ def is_f2(v: str) -> bool:
     )
 
 
-def convert(key: str, value: str, kind: Kind) -> Value:
+@overload
+def convert(key: str, value: str, kind: Literal["int"]) -> int: ...
+@overload
+def convert(key: str, value: str, kind: Literal["bool"]) -> bool: ...
+@overload
+def convert(key: str, value: str, kind: Literal["f2", "float"]) -> float: ...
+def convert(key: str, value: str, kind: Kind) -> int | float | bool:
+    """``value`` as its ``kind`` prints it, of the type that kind gives; else ``Damaged``."""
     if kind == "int":
         if is_int(value):
             return int(value)

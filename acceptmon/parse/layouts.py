@@ -30,6 +30,9 @@ WANTED = ("running_req", "queue_req", "gen_throughput", "token_usage", "accept_l
 
 #: (running_req, queue_req, gen_throughput, token_usage, accept_len, accept_rate_printed, repeated)
 DecodeValues = tuple[int, int, float, float | None, float | None, float | None, int]
+#: Where a Decode layout's regex has each of DecodeValues' fields (1-based group; None where
+#: the layout lacks it): every Decode line has the first three, and the repeat group is always there.
+DecodeOrder = tuple[int, int, int, int | None, int | None, int | None, int]
 
 
 def _kind(key: str, fields: dict[str, tuple[str, Kind]]) -> str | None:
@@ -111,7 +114,7 @@ class BulkLayout:
 
     order: tuple[int | None, ...]
     full: re.Pattern[str]
-    full_order: tuple[int | None, ...]
+    full_order: DecodeOrder
 
 
 class DecodeShapes:
@@ -120,7 +123,7 @@ class DecodeShapes:
     __slots__ = ("_bulk", "_limit", "_shapes")
 
     def __init__(self, limit: int = 8) -> None:
-        self._shapes: list[tuple[re.Pattern[str], re.Pattern[str], tuple[int | None, ...]]] = []
+        self._shapes: list[tuple[re.Pattern[str], re.Pattern[str], DecodeOrder]] = []
         #: The first layout's bulk regex (per-line fields only) and how its rows read.
         self._bulk: tuple[re.Pattern[str], BulkLayout] | None = None
         self._limit = limit
@@ -150,7 +153,10 @@ class DecodeShapes:
     def learn(self, body: str) -> None:
         shape = compile_shape(body)
         if shape is not None and len(self._shapes) < self._limit:
-            pattern, order = shape
+            pattern, slots = shape
+            order = _decode_order(slots)
+            if order is None:
+                return
             full = _line_regex(sglang.DECODE, pattern)
             self._shapes.append((re.compile(pattern), full, order))
             if self._bulk is None:
@@ -159,20 +165,28 @@ class DecodeShapes:
                     self._bulk = (_line_regex(sglang.DECODE, few[0]), BulkLayout(few[1], full, order))
 
 
-def _values(m: re.Match[str], order: tuple[int | None, ...]) -> DecodeValues | None:
-    g = (None, *m.groups())
+def _decode_order(order: tuple[int | None, ...]) -> DecodeOrder | None:
+    """``order`` as a Decode layout's, or None without the fields every Decode line has
+    (the general parser requires them, so a layout it accepted always has them)."""
     r, q, t, u, a, p, rep = order
-    accept = float(g[a]) if a else None  # type: ignore[arg-type]
+    if r is None or q is None or t is None or rep is None:
+        return None
+    return r, q, t, u, a, p, rep
+
+
+def _values(m: re.Match[str], order: DecodeOrder) -> DecodeValues | None:
+    r, q, t, u, a, p, rep = order
+    accept = float(m[a]) if a else None
     if accept is not None and not 0.0 <= accept <= sglang.MAX_ACCEPT_LEN:
         return None  # let the general parser report it
-    repeated = g[rep]  # type: ignore[index]
+    repeated = m[rep]
     return (
-        int(g[r]),  # type: ignore[arg-type, index]
-        int(g[q]),  # type: ignore[arg-type, index]
-        float(g[t]),  # type: ignore[arg-type, index]
-        float(g[u]) if u else None,  # type: ignore[arg-type]
+        int(m[r]),
+        int(m[q]),
+        float(m[t]),
+        float(m[u]) if u else None,
         accept,
-        float(g[p]) if p else None,  # type: ignore[arg-type]
+        float(m[p]) if p else None,
         int(repeated) if repeated else 0,
     )
 

@@ -122,7 +122,8 @@ def fixed_offset(zone: tzinfo) -> timezone | None:
 
 #: Prefixes cached per source before the cache starts afresh.
 _CACHED = 512
-_MISS = object()
+#: Not in the cache: no time's epoch is infinite, and a float keeps the lists ``float | None``.
+_MISS = float("-inf")
 #: A plain SGLang prefix's seconds, ``[YYYY-MM-DD HH:MM:SS…``: where they stand, and their values.
 _SEC = slice(18, 20)
 _SECONDS = {f"{s:02d}": s for s in range(60)}
@@ -210,7 +211,7 @@ class PrefixCache:
         """
         if self._fixed is not None:  # times do not depend on order: each distinct prefix once
             return list(map(self._fixed_epochs(prefixes).__getitem__, prefixes))
-        out: list[float | object | None] = list(map(self._epochs.get, prefixes, repeat(_MISS)))
+        out: list[float | None] = list(map(self._epochs.get, prefixes, repeat(_MISS)))
         misses = out.count(_MISS)
         if misses and len(self._cache) + misses >= _CACHED:
             return list(map(self.epoch, prefixes))
@@ -218,7 +219,7 @@ class PrefixCache:
         for _ in range(misses):
             at = out.index(_MISS, at)
             out[at] = one(prefixes[at])
-        return out  # type: ignore[return-value]
+        return out
 
     def _fixed_epochs(self, prefixes: list[str]) -> dict[str, float | None]:
         """``epoch`` of each distinct prefix in a fixed-offset zone: ``epoch``'s minute rule
@@ -237,7 +238,7 @@ class PrefixCache:
                     if len(known) >= _CACHED or len(minutes) >= _CACHED:
                         self._room()
                     value = known[p] = (minute[1] + sec * _US) / _US
-            table[p] = value  # type: ignore[assignment]
+            table[p] = value
         return table
 
     def epoch(self, prefix: str) -> float | None:

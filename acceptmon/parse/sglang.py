@@ -31,7 +31,8 @@ PREFILL = "Prefill batch"
 #: The per-position Decode line (sgl-project/sglang#31750): ``Decode batch, #window: …``.
 WINDOW = ", #window: "
 
-#: Decode fields with a first-class home, and the shape their value must have.
+#: Decode fields with a first-class home, and the shape their value must have
+#: (``parse_decode`` sets each on the sample by name: a new one needs its line there too).
 DECODE_FIELDS: dict[str, tuple[str, Kind]] = {
     "#running-req": ("running_req", "int"),
     "#queue-req": ("queue_req", "int"),
@@ -62,6 +63,7 @@ CHECKED_EXTRAS: dict[str, Kind] = {
     "waiting-image-req": "int",
 }
 
+#: Prefill fields as ``DECODE_FIELDS`` (``parse_prefill`` sets each by name).
 PREFILL_FIELDS: dict[str, tuple[str, Kind]] = {
     "#new-seq": ("new_seq", "int"),
     "#new-token": ("new_token", "int"),
@@ -103,8 +105,13 @@ def _strip_repeat(body: str) -> tuple[str, int]:
     return body[: m.start()].rstrip(), int(m.group(1))
 
 
-def _fields(body: str, known: dict[str, tuple[str, Kind]]) -> tuple[dict[str, Value], Extras]:
-    values: dict[str, Value] = {}
+def _fields(
+    body: str, known: dict[str, tuple[str, Kind]]
+) -> tuple[dict[str, int], dict[str, float], dict[str, bool], Extras]:
+    """The body's known fields, by the type their kind gives them (ints, floats, flags), and the rest."""
+    ints: dict[str, int] = {}
+    floats: dict[str, float] = {}
+    flags: dict[str, bool] = {}
     extra: list[tuple[str, Value]] = []
     seen: set[str] = set()
     for key, value in split_pairs(body):
@@ -113,38 +120,63 @@ def _fields(body: str, known: dict[str, tuple[str, Kind]]) -> tuple[dict[str, Va
         seen.add(key)
         spec = known.get(key)
         if spec is None:
-            kind = CHECKED_EXTRAS.get(key) or ("int" if key.startswith("#") else None)
-            checked = kind is not None and "=" not in value
-            extra.append((key, convert(key, value, kind) if checked else loose(value)))  # type: ignore[arg-type]
-        elif "=" in value:  # 0.4.9 hybrid-SWA: token usage: full=0.10, swa=0.20
+            checked = CHECKED_EXTRAS.get(key) or ("int" if key.startswith("#") else None)
+            if checked is not None and "=" not in value:
+                extra.append((key, convert(key, value, checked)))
+            else:
+                extra.append((key, loose(value)))
+            continue
+        name, kind = spec
+        text = value
+        if "=" in value:  # 0.4.9 hybrid-SWA: token usage: full=0.10, swa=0.20
             parts = hybrid(value)
             extra.append((key, value))
-            if "full" in parts:
-                values[spec[0]] = convert(key, parts["full"], spec[1])
+            if "full" not in parts:
+                continue
+            text = parts["full"]
+        if kind == "int":
+            ints[name] = convert(key, text, kind)
+        elif kind == "bool":
+            flags[name] = convert(key, text, kind)
         else:
-            values[spec[0]] = convert(key, value, spec[1])
-    return values, tuple(extra)
+            floats[name] = convert(key, text, kind)
+    return ints, floats, flags, tuple(extra)
 
 
 def parse_decode(body: str, meta: Meta) -> DecodeSample | ParseError:
     try:
         body, repeated = _strip_repeat(body)
         rest, iteration = _header(body)
-        values, extra = _fields(rest, DECODE_FIELDS)
-        missing = [f for f in _DECODE_REQUIRED if f not in values]
-        if missing:
-            raise Damaged(f"missing {', '.join(missing)}")
-        accept = values.get("accept_len")
-        if isinstance(accept, float) and not 0.0 <= accept <= MAX_ACCEPT_LEN:
+        ints, floats, flags, extra = _fields(rest, DECODE_FIELDS)
+        try:
+            running, queue, throughput = ints["running_req"], ints["queue_req"], floats["gen_throughput"]
+        except KeyError:
+            missing = [f for f in _DECODE_REQUIRED if f not in ints and f not in floats]
+            raise Damaged(f"missing {', '.join(missing)}") from None
+        accept = floats.get("accept_len")
+        if accept is not None and not 0.0 <= accept <= MAX_ACCEPT_LEN:
             return ParseError(meta, "decode: accept len out of range", OUT_OF_RANGE)
-        if "token_usage" not in values:
+        usage = floats.get("token_usage")
+        if usage is None:
             pools = dict(extra)  # hybrid pools: the full-attention pool; HiSparse: the GPU pool
             full = pools.get("full token usage", pools.get("gpu token usage"))
             if isinstance(full, float):
-                values["token_usage"] = full
+                usage = full
     except Damaged as exc:
         return ParseError(meta, f"decode: {exc}")
-    return DecodeSample(meta=meta, iteration=iteration, repeated=repeated, extra=extra, **values)  # type: ignore[arg-type]
+    return DecodeSample(
+        meta=meta,
+        running_req=running,
+        queue_req=queue,
+        gen_throughput=throughput,
+        token_usage=usage,
+        accept_len=accept,
+        accept_rate_printed=floats.get("accept_rate_printed"),
+        graph=flags.get("graph"),
+        iteration=iteration,
+        repeated=repeated,
+        extra=extra,
+    )
 
 
 def parse_prefill(body: str, meta: Meta) -> PrefillSample | ParseError:
@@ -156,15 +188,24 @@ def parse_prefill(body: str, meta: Meta) -> PrefillSample | ParseError:
             running = int(mixed.group(1))
             body = body[mixed.end() :]
         rest, _ = _header(body)
-        values, extra = _fields(rest, PREFILL_FIELDS)
-        missing = [f for f in _PREFILL_REQUIRED if f not in values]
-        if missing:
-            raise Damaged(f"missing {', '.join(missing)}")
-        if running is not None:
-            values.setdefault("running_req", running)
+        ints, floats, _, extra = _fields(rest, PREFILL_FIELDS)
+        try:
+            new_seq, new_token = ints["new_seq"], ints["new_token"]
+        except KeyError:
+            missing = [f for f in _PREFILL_REQUIRED if f not in ints]
+            raise Damaged(f"missing {', '.join(missing)}") from None
     except Damaged as exc:
         return ParseError(meta, f"prefill: {exc}")
-    return PrefillSample(meta=meta, extra=extra, **values)  # type: ignore[arg-type]
+    return PrefillSample(
+        meta=meta,
+        new_seq=new_seq,
+        new_token=new_token,
+        cached_token=ints.get("cached_token"),
+        running_req=ints.get("running_req", running),
+        queue_req=ints.get("queue_req"),
+        token_usage=floats.get("token_usage"),
+        extra=extra,
+    )
 
 
 def _rates(text: str) -> tuple[tuple[float | None, ...], float | None] | None:

@@ -20,7 +20,7 @@ from dataclasses import replace
 from datetime import datetime
 from itertools import repeat
 from operator import getitem, itemgetter
-from typing import Any
+from typing import Literal, overload
 
 from acceptmon.model import DecodeSample, Ranks, Record, SpecConfig
 from acceptmon.parse.layouts import BulkLayout, DecodeValues
@@ -40,14 +40,24 @@ class DecodeBatch:
     """
 
     __slots__ = (
-        "_cols",
         "_decode",
+        "_epoch_col",
         "_epochs",
+        "_full_rows_col",
         "_layout",
+        "_lens",
         "_order",
         "_parse",
+        "_prefix_col",
+        "_queue",
+        "_repeated",
+        "_retimed",
         "_rows",
+        "_running",
         "_stamp",
+        "_stamp_col",
+        "_strata",
+        "_throughput",
         "lineno",
         "lines",
         "n",
@@ -74,7 +84,19 @@ class DecodeBatch:
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
         self._stamp, self._epochs, self._parse = stamp, epochs, parse
-        self._cols: dict[object, Any] = {} if lens is None else {"lens": lens}
+        # Columns, each built on first use (None: not yet; ``_lens`` stays None when the layout
+        # prints no accept len, and asking again then costs two tuple reads).
+        self._lens = lens
+        self._full_rows_col: list[tuple[str, ...]] | None = None
+        self._running: list[int] | None = None
+        self._queue: list[int] | None = None
+        self._throughput: list[float] | None = None
+        self._repeated: list[int] | None = None
+        self._strata: dict[tuple[int, ...], tuple[list[int], list[int]]] = {}
+        self._prefix_col: list[str] | None = None
+        self._stamp_col: list[Stamp] | None = None
+        self._epoch_col: list[float | None] | None = None
+        self._retimed = False
 
     def _col(self, slot: int) -> list[str] | None:
         i = self._order[slot]
@@ -85,86 +107,90 @@ class DecodeBatch:
 
     def _full_rows(self) -> list[tuple[str, ...]]:
         """Every wanted group of every line (the same regex, so the same matches, as ``rows``)."""
-        return self._memo("full", lambda: self._layout.full.findall("\n".join(self._decode)))  # type: ignore[no-any-return]
+        rows = self._full_rows_col
+        if rows is None:
+            rows = self._full_rows_col = self._layout.full.findall("\n".join(self._decode))
+        return rows
 
     def _full(self, i: int) -> tuple[str, ...]:
         """Every wanted group of line ``i``: its one match, as in the block (each ends its line)."""
-        rows = self._cols.get("full")
+        rows = self._full_rows_col
         if rows is not None:
-            return rows[i]  # type: ignore[no-any-return]
+            return rows[i]
         m = self._layout.full.search(self._decode[i])
         return m.groups("") if m is not None else self._full_rows()[i]
 
-    def _memo(self, name: object, make: Callable[[], Any]) -> Any:
-        try:
-            return self._cols[name]
-        except KeyError:
-            value = self._cols[name] = make()
-            return value
-
     @property
     def running(self) -> list[int]:
-        return self._memo("running", lambda: ints(self._col(0) or []))  # type: ignore[no-any-return]
+        col = self._running
+        if col is None:
+            col = self._running = ints(self._col(0) or [])
+        return col
 
     @property
     def queue(self) -> list[int]:
-        return self._memo("queue", lambda: ints(self._col(1) or []))  # type: ignore[no-any-return]
+        col = self._queue
+        if col is None:
+            col = self._queue = ints(self._col(1) or [])
+        return col
 
     @property
     def throughput(self) -> list[float]:
         """gen throughput (token/s) per line."""
-        return self._memo("throughput", lambda: _floats(self._col(2)) or [])  # type: ignore[no-any-return]
+        col = self._throughput
+        if col is None:
+            col = self._throughput = _floats(self._col(2)) or []
+        return col
 
     @property
     def lens(self) -> list[float] | None:
         """Accept lengths, or None when the layout prints none (speculation off)."""
-        return self._memo("lens", lambda: _floats(self._col(4)))  # type: ignore[no-any-return]
+        col = self._lens
+        if col is None:
+            col = self._lens = _floats(self._col(4))
+        return col
 
     @property
     def repeated(self) -> list[int]:
         """``[repeated Nx across cluster]`` counts (0 where absent)."""
-
-        def make() -> list[int]:
-            col = self._col(6)
-            if col is None or not any(col):  # the usual case: no line says it
-                return [0] * self.n
-            return [int(v) if v else 0 for v in col]
-
-        return self._memo("repeated", make)  # type: ignore[no-any-return]
+        col = self._repeated
+        if col is None:
+            col = self._repeated = _counts(self._col(6), self.n)
+        return col
 
     def strata(self, edges: tuple[int, ...]) -> tuple[list[int], list[int]]:
         """Each line's load bucket (``bisect_right(edges, running)``) and accept len in
         hundredths (``round(len * 100)``), as ``detect.series.load_bucket`` and ``centi``
         give them: worked out once per distinct value (a batch holds few), and once per
         batch for the detector and the run table alike."""
-
-        def make() -> tuple[list[int], list[int]]:
-            return strata_of(edges, self.running, self.lens or [])
-
-        return self._memo(("strata", edges), make)  # type: ignore[no-any-return]
+        got = self._strata.get(edges)
+        if got is None:
+            got = self._strata[edges] = strata_of(edges, self.running, self.lens or [])
+        return got
 
     def values(self, i: int) -> DecodeValues:
         """Line ``i`` as the store's ``DecodeValues`` (running, queue, throughput, usage,
         accept len, printed rate, repeated)."""
-        row, order = self._full(i), self._layout.full_order
-
-        def group(slot: int) -> str | None:
-            j = order[slot]
-            return None if j is None else row[j - 1]
-
-        usage, length, printed, repeated = group(3), group(4), group(5), group(6)
+        row = self._full(i)
+        r, q, t, u, a, p, rep = self._layout.full_order
+        repeated = row[rep - 1]
         return (
-            int(group(0)),  # type: ignore[arg-type]
-            int(group(1)),  # type: ignore[arg-type]
-            float(group(2)),  # type: ignore[arg-type]
-            float(usage) if usage is not None else None,
-            float(length) if length is not None else None,
-            float(printed) if printed is not None else None,
+            int(row[r - 1]),
+            int(row[q - 1]),
+            float(row[t - 1]),
+            float(row[u - 1]) if u is not None else None,
+            float(row[a - 1]) if a is not None else None,
+            float(row[p - 1]) if p is not None else None,
             int(repeated) if repeated else 0,
         )
 
+    @overload
+    def last(self, slot: Literal[0, 1, 2]) -> str: ...
+    @overload
+    def last(self, slot: Literal[3, 4, 5]) -> str | None: ...
     def last(self, slot: int) -> str | None:
-        """The last line's group ``slot`` (0 running … 5 printed rate), unconverted."""
+        """The last line's group ``slot`` (0 running … 5 printed rate), unconverted: every
+        Decode layout has running, queue and throughput (``DecodeOrder``)."""
         i = self._order[slot]
         if i is not None:
             return self._rows[-1][i - 1]
@@ -173,31 +199,40 @@ class DecodeBatch:
 
     def _prefixes(self) -> list[str]:
         """Each Decode line up to its marker (``t[: t.rfind(DECODE)]``, mapped at C speed)."""
-        decode = self._decode
-        return self._memo(  # type: ignore[no-any-return]
-            "prefixes", lambda: list(map(getitem, decode, map(slice, map(str.rfind, decode, repeat(DECODE)))))
-        )
+        col = self._prefix_col
+        if col is None:
+            decode = self._decode
+            col = self._prefix_col = list(
+                map(getitem, decode, map(slice, map(str.rfind, decode, repeat(DECODE))))
+            )
+        return col
 
     @property
     def stamps(self) -> list[Stamp]:
         """(aware time, ranks) per Decode line, shared with the prefix cache (no copy per line)."""
-        return self._memo("stamps", lambda: list(map(self._stamp, self._prefixes())))  # type: ignore[no-any-return]
+        col = self._stamp_col
+        if col is None:
+            col = self._stamp_col = list(map(self._stamp, self._prefixes()))
+        return col
 
     def stamp(self, i: int) -> Stamp:
         """The stamp of Decode line ``i`` alone."""
-        stamps = self._cols.get("stamps")
+        stamps = self._stamp_col
         if stamps is not None:
-            return stamps[i]  # type: ignore[no-any-return]
+            return stamps[i]
         text = self._decode[i]
         return self._stamp(text[: text.rfind(DECODE)])
 
     @property
     def epochs(self) -> list[float | None]:
         """Epoch seconds of each Decode line's time."""
-        return self._memo("epochs", lambda: self._epochs(self._prefixes()))  # type: ignore[no-any-return]
+        col = self._epoch_col
+        if col is None:
+            col = self._epoch_col = self._epochs(self._prefixes())
+        return col
 
     def last_epoch(self) -> float | None:
-        epochs: list[float | None] | None = self._cols.get("epochs")
+        epochs = self._epoch_col
         if epochs is not None:
             return epochs[-1]
         last = self._decode[-1]
@@ -206,7 +241,7 @@ class DecodeBatch:
     def retime(self, stamps: list[Stamp], epochs: list[float | None]) -> None:
         """Replace the Decode lines' times (``runs.ahead``: times ahead of the host clock are
         not trusted); every reader of times, ``records`` included, sees these from now on."""
-        self._cols["stamps"], self._cols["epochs"], self._cols["retimed"] = stamps, epochs, True
+        self._stamp_col, self._epoch_col, self._retimed = stamps, epochs, True
 
     def rate(self, accept_len: float | None) -> float | None:
         """The normalised accept rate of one line, as the run tracker fills it into a record."""
@@ -217,7 +252,7 @@ class DecodeBatch:
         per-line path gives them (rates normalised as the run tracker does)."""
         out: list[Record] = []
         parse, lineno = self._parse, self.lineno
-        stamps: list[Stamp] | None = self._cols["stamps"] if "retimed" in self._cols else None
+        stamps = self._stamp_col if self._retimed else None
         k = 0
         for text in self.lines:
             if DECODE in text or PREFILL in text:
@@ -238,6 +273,12 @@ class DecodeBatch:
 
 def _floats(col: list[str] | None) -> list[float] | None:
     return None if col is None else floats(col)
+
+
+def _counts(col: list[str] | None, n: int) -> list[int]:
+    if col is None or not any(col):  # the usual case: no line says it
+        return [0] * n
+    return [int(v) if v else 0 for v in col]
 
 
 def strata_of(edges: tuple[int, ...], running: list[int], lens: list[float]) -> tuple[list[int], list[int]]:
