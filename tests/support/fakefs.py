@@ -70,6 +70,7 @@ class FakeHandle:
 class FakeFS:
     def __init__(self, now_ns: int = 100 * _NS, *, inodes: bool = False) -> None:
         self.inodes = inodes
+        self.mtime_resolution_ns = 1 if inodes else _NS
         self.files: dict[str, Inode] = {}
         #: Directory mtimes: a directory changes when names in it come and go.
         self.dirs: dict[str, int] = {}
@@ -175,7 +176,7 @@ class FakeFS:
         return handle
 
     def _mtime(self, ns: int) -> int:
-        return ns if self.inodes else ns // _NS * _NS
+        return ns // self.mtime_resolution_ns * self.mtime_resolution_ns
 
     def _touch_dir(self, path: str) -> None:
         d = posixpath.dirname(path)

@@ -28,10 +28,10 @@ from acceptmon.sources.tail.fs import DirEntry, FileSystem, Handle, HeadHash, St
 #: One SFTP read request asks for this much (paramiko's own request size).
 READ_BYTES = 32 * 1024
 
-#: SFTP mtimes are whole seconds: a same-size rewrite within the second of our
-#: last look leaves the stat unchanged, so an unchanged stat is trusted only
-#: after one more full look this long after the first (with a margin).
-MTIME_RESOLUTION = 2.0
+#: With coarse mtimes (``FileSystem.mtime_resolution_ns``: whole seconds over SFTP) a
+#: same-size rewrite within a tick of our last look leaves the stat unchanged, so an
+#: unchanged stat is trusted only after one more full look this many ticks later (a margin).
+TRUST_AFTER_TICKS = 2
 
 
 @dataclass
@@ -91,6 +91,8 @@ class Follower:
         self._seen: tuple[int, int] | None = None
         self._seen_at = 0.0
         self._confirmed = False
+        #: How long after a full look an unchanged stat is trusted (set from the filesystem).
+        self._trust_after = 0.0
         self._eof: tuple[int, float] | None = None
         #: Rotated files that are not ours to read: those there when we began to wait, or
         #: older than the file we adopted (None: not looked yet). After our file is lost
@@ -134,6 +136,7 @@ class Follower:
         Raises FileNotFoundError/PermissionError when the followed path itself
         is unusable; other exceptions are the connection's.
         """
+        self._trust_after = TRUST_AFTER_TICKS * fs.mtime_resolution_ns / 1e9
         cur = self.cur
         if cur is not None and not self._done and cur.where != self.path:
             return self._drain_sibling(fs, cur)
@@ -356,14 +359,14 @@ class Follower:
         """Whether the path surely still holds what the last full look found."""
         if self._seen != (st.size, st.mtime_ns):
             return False
-        return self._confirmed or self._clock.monotonic() - self._seen_at < MTIME_RESOLUTION
+        return self._confirmed or self._clock.monotonic() - self._seen_at < self._trust_after
 
     def _saw(self, st: Stat | None) -> None:
         """Remember the stat of a full look that found nothing new (None: something was)."""
         key = None if st is None else (st.size, st.mtime_ns)
         now = self._clock.monotonic()
         if key is not None and key == self._seen:
-            self._confirmed = self._confirmed or now - self._seen_at >= MTIME_RESOLUTION
+            self._confirmed = self._confirmed or now - self._seen_at >= self._trust_after
         else:
             self._seen, self._seen_at, self._confirmed = key, now, False
 

@@ -46,6 +46,9 @@ class SFTPHandle:
 
 
 class SFTPFS:
+    #: SFTP (version 3) carries mtimes in whole seconds.
+    mtime_resolution_ns = _NS
+
     def __init__(self, sftp: paramiko.SFTPClient) -> None:
         self._sftp = sftp
 

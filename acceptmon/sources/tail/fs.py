@@ -5,7 +5,9 @@ open a file and read it at an offset through a handle that stays bound to the
 file it opened if its name changes (true of local files and of a POSIX
 sftp-server). What differs is identity: locally a file is its ``DevInode``
 (``localfs``); SFTP has no inode, so a file is known by the ``HeadHash`` of its
-first bytes (``ssh/sftpfs``). Tests use an in-memory one with either semantics.
+first bytes (``ssh/sftpfs``). How far an unchanged stat can be trusted differs
+too (``mtime_resolution_ns``: SFTP's mtimes are whole seconds). Tests use an
+in-memory one with either semantics.
 Both render to the strings checkpoints and ``Position.identity`` have always
 carried (``dev:ino``, ``sftp:<16 hex>``), so old checkpoints stay readable.
 """
@@ -104,6 +106,12 @@ class Handle(Protocol):
 
 class FileSystem(Protocol):
     """Raises ``FileNotFoundError``/``PermissionError`` as ``os`` does; anything else is the transport's."""
+
+    @property
+    def mtime_resolution_ns(self) -> int:
+        """How coarse its mtimes are: a file rewritten within this long of a look can stat the same,
+        so an unchanged stat proves nothing until a look this much later (1 locally, 1 s over SFTP)."""
+        ...
 
     def stat(self, path: str) -> Stat: ...
 

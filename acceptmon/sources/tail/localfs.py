@@ -51,6 +51,9 @@ class LocalHandle:
 
 
 class LocalFS:
+    #: Nanosecond mtimes: an unchanged stat is trusted at once.
+    mtime_resolution_ns = 1
+
     def __init__(self, opener: Opener = default_opener) -> None:
         self._opener = opener
 

@@ -11,7 +11,7 @@ from acceptmon.model import Chunk, Position
 from acceptmon.sources.lines import MAX_LINE_BYTES, LineSplitter
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, fingerprint
 from acceptmon.sources.tail.entry import Entry, Marks
-from acceptmon.sources.tail.fs import DevInode, Handle, Stat
+from acceptmon.sources.tail.fs import FileId, Handle, Stat
 
 #: What we know of a file's first bytes beyond its fingerprint: the bytes themselves
 #: while we follow it (memory only: log lines may hold secrets), else its ``Marks``.
@@ -37,6 +37,15 @@ def identity_of(st: Stat) -> str:
     return str(st.identity)
 
 
+def file_id_of(h: Handle, st: Stat) -> FileId:
+    """The open file's identity as its filesystem tells it: the inode in its stat, else the
+    ``HeadHash`` of its first bytes now (taken once, at first sight, by a stream)."""
+    found = st.identity if st.identity is not None else h.identity()
+    if found is None:
+        raise OSError("an empty file has no identity yet where there are no inodes")
+    return found
+
+
 def prefix_fingerprint(h: Handle, length: int) -> str:
     """Fingerprint of the first ``length`` bytes, or "" if the file is shorter."""
     data = h.read_at(0, length) if length else b""
@@ -57,7 +66,8 @@ class FileStream:
     ) -> None:
         st = handle.stat()
         self.handle: Handle | None = handle
-        self.identity = identity_of(st)
+        self.file_id = file_id_of(handle, st)
+        self.identity = str(self.file_id)
         self.real = real
         self.size = st.size
         self.mtime_ns = st.mtime_ns
@@ -144,7 +154,9 @@ class FileStream:
         self.handle = handle
         self.stale = False
         st = handle.stat()
-        self.identity = identity_of(st)
+        # A head hash names content, and a copy has the same: only an inode changes.
+        self.file_id = st.identity if st.identity is not None else self.file_id
+        self.identity = str(self.file_id)
         self.look(st)
 
     def give_up_handle(self) -> Handle:
@@ -173,9 +185,8 @@ class FileStream:
 
     def entry(self) -> Entry:
         """Checkpoint entry: committed position plus what finds the file again."""
-        dev, _, ino = self.identity.partition(":")
         return Entry(
-            DevInode(int(dev), int(ino)),
+            self.file_id,
             self.committed,
             self.committed_lineno,
             self.fp,
