@@ -46,7 +46,7 @@ from acceptmon.runs.watched_files import WatchedFiles
 from acceptmon.settings import Settings
 from acceptmon.settings.sources import SourceSettings
 from acceptmon.sources import open_source
-from acceptmon.sources.base import Source, SourceHealth
+from acceptmon.sources.base import Source
 from acceptmon.sources.events import FileEvents
 from acceptmon.statefiles import ensure_private_dir
 from acceptmon.text import redact
@@ -86,7 +86,6 @@ class Agent:
         """The stages that hold checkpointed state (rebuilt empty if a restore fails)."""
         settings = self.settings
         self.origins = Origins(self.sources)
-        self._unknown_warned: set[str] = set()
         # Log times more than AHEAD_S after this host's clock are counted, never trusted.
         self.pipeline = build_pipeline(
             self.origins.zone,
@@ -158,20 +157,6 @@ class Agent:
                 self.history.caught_up(found, self.detector.last_time)
         return total
 
-    @property
-    def backlog(self) -> bool:
-        """Whether the last step left unread data behind (then the loop does not sleep)."""
-        return self.loop.backlog
-
-    @property
-    def last_progress(self) -> float:
-        """When ingestion last advanced (monotonic seconds), read by /healthz without the lock."""
-        return self.loop.last_progress
-
-    def pending(self) -> bool:
-        """Lines wait to be ingested (no lock taken: safe to call while a step runs)."""
-        return self.loop.pending()
-
     def run(
         self,
         stop: threading.Event,
@@ -188,13 +173,11 @@ class Agent:
             now = time.monotonic()
             if self.watched.changed():
                 with self.lock:
-                    opened = new_segments(self.tracker, self.watched.snapshot())
-                    for run in opened:
-                        self.pipeline.run_started(run)
+                    opened = new_segments(self.pipeline, self.watched.snapshot())
                 self._chunk_done(opened)
             if now >= next_eval or ticket is not None:  # a scrape sees findings of its lines too
                 # While catching up, "now" is the log's time: a backlog must not look stalled.
-                self.evaluate(wall_clock=not self.backlog)
+                self.evaluate(wall_clock=not self.loop.backlog)
                 next_eval = now + 1.0
             if ticket is not None:
                 self.catchup.answered(ticket)
@@ -205,7 +188,7 @@ class Agent:
                 reload.clear()
                 if on_reload is not None:
                     on_reload()
-            if not self.backlog and not self.catchup.pending():
+            if not self.loop.backlog and not self.catchup.pending():
                 self.waker.wait(self.settings.poll_interval)
 
     def reconfigure(self, settings: Settings) -> None:
@@ -259,22 +242,15 @@ class Agent:
             self._run_started(run)
 
     def _run_started(self, run: Run) -> None:
-        if run.config is None and run.spec.slots is None and run.source not in self._unknown_warned:
-            self._unknown_warned.add(run.source)
-            log.warning(
-                "%s: no server_args line seen for this run (rotated away, or read from the end): accept "
-                "rates cannot be normalised; declare the source's speculative: {num_steps, "
-                "num_draft_tokens, topk} (acceptmon_run_settings_unknown is 1 meanwhile)",
-                run.source,
-            )
+        self.origins.note_run(run)
         # The ending run's verdict first, as the detector judged it in line: a backlog (agent
         # deployed or down during the incident) is read in one go, and a later run of the
         # same chunk may have resolved what it found already.
         judged = self.detector.judged(run)
         if judged is not None:
             self._announce(judged)
-        if self.notify_worker is not None:
-            self.notify_worker.note_run(run)
+        if self.announce.worker is not None:
+            self.announce.worker.note_run(run)
         try:
             self.snapshots.save(run)
         except OSError as exc:
@@ -297,10 +273,3 @@ class Agent:
 
     def _identify(self, f: Finding) -> Finding:
         return announce.identify(f, self.origins.identities, self.sources, self.pipeline.store)
-
-    @property
-    def notify_worker(self) -> Any:
-        return self.announce.worker
-
-    def health(self) -> dict[str, SourceHealth]:
-        return {name: src.health() for name, (_, src) in self.sources.items()}

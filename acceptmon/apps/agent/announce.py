@@ -87,9 +87,9 @@ class Announcer:
         """A worker (not started) for the notifiers of ``settings``; raises ``NotifySettingsError``."""
         if not settings.notify:
             return None
-        from acceptmon.notify import NotifyWorker, build_notifier, parse_notify_settings
+        from acceptmon.notify import NotifyWorker, build_notifier
 
-        return NotifyWorker(build_notifier(parse_notify_settings(settings.notify), self.notify_dir))
+        return NotifyWorker(build_notifier(settings.notify, self.notify_dir))
 
     # -- the checkpoint's ``announced`` part -------------------------------------------------
 

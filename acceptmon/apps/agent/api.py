@@ -48,7 +48,7 @@ def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes]:
     table = {
         "/metrics": metrics_route(lambda: metrics_text(_fresh(agent), stats)),
         "/healthz": lambda: healthz(
-            _restored(agent).last_progress, agent.pending(), agent.settings.stall_after
+            _restored(agent).loop.last_progress, agent.loop.pending(), agent.settings.stall_after
         ),
         "/api/findings": json_route(lambda: [finding_json(f) for f in _fresh(agent).announce.findings]),
         "/api/runs": json_route(lambda: _locked(agent, _runs)),
@@ -63,7 +63,7 @@ def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes]:
 def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
     def extras() -> Any:
         store, budget = agent.pipeline.store, agent.settings.max_exported_sources
-        yield from source_metrics(agent.health())
+        yield from source_metrics({name: src.health() for name, (_, src) in agent.sources.items()})
         if http is not None:
             yield from http_metrics(http.snapshot(), http.open, http.tls_reload_errors)
         yield from checkpoint_metrics(

@@ -14,9 +14,9 @@ from typing import Any
 
 from acceptmon import log_time
 from acceptmon.apps.agent.announce import config_name
+from acceptmon.ingest import Pipeline
 from acceptmon.labels import SourceIdentity
 from acceptmon.model import Run, SpecConfig
-from acceptmon.runs import RunTracker
 from acceptmon.runs.draft_config import parse_config, read_draft_config, read_local
 from acceptmon.settings.sources import SourceSettings
 from acceptmon.sources import hub_of, remote_reader
@@ -39,6 +39,7 @@ class Origins:
         #: Sources whose current run's draft config.json could not be found (a gauge).
         self.draft_missing: dict[str, bool] = {}
         self._draft_warned: set[tuple[str, str]] = set()
+        self._unknown_warned: set[str] = set()
 
     def add(self, cfg: SourceSettings, source: Source) -> None:
         """Follow ``source`` as ``cfg.name``; its findings and series carry its host and labels."""
@@ -98,6 +99,17 @@ class Origins:
             )
         return found
 
+    def note_run(self, run: Run) -> None:
+        """Warn once per source when a run's speculative settings are unknown (rates then are too)."""
+        if run.config is None and run.spec.slots is None and run.source not in self._unknown_warned:
+            self._unknown_warned.add(run.source)
+            log.warning(
+                "%s: no server_args line seen for this run (rotated away, or read from the end): accept "
+                "rates cannot be normalised; declare the source's speculative: {num_steps, "
+                "num_draft_tokens, topk} (acceptmon_run_settings_unknown is 1 meanwhile)",
+                run.source,
+            )
+
     def declared(self, source: str) -> SpecConfig | None:
         """The source's ``speculative:`` settings, for a run whose start line was never seen."""
         entry = self.entry(source)
@@ -109,13 +121,14 @@ class Origins:
         return SpecConfig("declared", steps, topk, tokens)
 
 
-def new_segments(tracker: RunTracker, watched: dict[str, Any]) -> list[Run]:
-    """A watched file changed without a restart (a draft config.json edit waits for one):
-    the segments it opened, for the caller to hand on as run starts."""
+def new_segments(pipeline: Pipeline, watched: dict[str, Any]) -> list[Run]:
+    """A watched file changed without a restart (a draft config.json edit waits for one): the
+    segments it opened, handed to the pipeline's consumers; the caller handles them after."""
     opened = []
-    for source in tracker.sources():
-        run = tracker.new_segment(source, watched)
+    for source in pipeline.tracker.sources():
+        run = pipeline.tracker.new_segment(source, watched)
         if run is not None:
             log.warning("config of %s changed without a restart: new segment %s", source, run.run_id)
+            pipeline.run_started(run)
             opened.append(run)
     return opened

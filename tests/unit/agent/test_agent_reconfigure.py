@@ -77,20 +77,20 @@ def test_notifiers_are_rebuilt_and_a_failed_build_keeps_the_old_one(
 ) -> None:
     monkeypatch.setenv("ACCEPTMON_HOOK_A", HOOK)
     with_slack = settings(tmp_path, notify={"slack": {"webhook_url_env": "ACCEPTMON_HOOK_A"}})
-    assert agent.notify_worker is None
+    assert agent.announce.worker is None
     agent.reconfigure(with_slack)
-    first = agent.notify_worker
+    first = agent.announce.worker
     assert first is not None and [q.notifier for q in first.notifier.stats()] == ["slack"]
     agent.reconfigure(with_slack)
-    second = agent.notify_worker
+    second = agent.announce.worker
     assert second is not first and second.notifier is not first.notifier
     monkeypatch.delenv("ACCEPTMON_HOOK_A")  # gone between the load and the build
     with pytest.raises(NotifySettingsError):
         agent.reconfigure(with_slack)
-    assert agent.notify_worker is not None and agent.notify_worker.notifier is second.notifier
-    assert all(t.is_alive() for t in agent.notify_worker._threads)
+    assert agent.announce.worker is not None and agent.announce.worker.notifier is second.notifier
+    assert all(t.is_alive() for t in agent.announce.worker._threads)
     agent.reconfigure(settings(tmp_path))
-    assert agent.notify_worker is None
+    assert agent.announce.worker is None
 
 
 def _serves(port: int) -> bool:

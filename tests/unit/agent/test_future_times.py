@@ -46,7 +46,7 @@ def agent(tmp_path: Path) -> Iterator[Agent]:
 
 def _read(agent: Agent) -> None:
     agent.step()
-    while agent.backlog:
+    while agent.loop.backlog:
         agent.step()
 
 

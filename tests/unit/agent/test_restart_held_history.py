@@ -52,7 +52,7 @@ def _start(settings: Settings) -> tuple[Agent, FakeWorker]:
     agent.open()
     worker = agent.announce.worker = FakeWorker()
     agent.step()
-    while agent.backlog:
+    while agent.loop.backlog:
         agent.step()
     agent.evaluate()  # wall clock: the log has been silent for three days
     agent.evaluate()

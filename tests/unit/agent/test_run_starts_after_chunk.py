@@ -91,9 +91,9 @@ def test_the_agent_lock_is_plain(agent: Agent) -> None:
 
 def test_run_starts_are_handled_after_the_chunk_with_the_lock_free(agent: Agent) -> None:
     worker = Worker(agent)
-    agent.notify_worker = worker
+    agent.announce.worker = worker
     agent.step(budget=1_000, seconds=600)  # the whole backlog (one chunk: under 1 MiB)
-    assert not agent.backlog
+    assert not agent.loop.backlog
     assert worker.runs == [("r1", True), ("r2", True), ("r3", True)]
     assert [r["run_id"] for r in agent.snapshots.load("gpu")] == ["r1", "r2", "r3"]
 
@@ -102,7 +102,7 @@ def test_a_drop_resolved_later_in_the_same_backlog_is_still_announced(agent: Age
     """The detector judges the ending run in line (before r3 starts); the agent announces that
     verdict after the chunk, although r3 resolved it by then."""
     agent.step(budget=1_000, seconds=600)
-    drops = {key: n for key, n in agent.raised.items() if key[0] == "acceptance_drop_after_change"}
+    drops = {key: n for key, n in agent.announce.raised.items() if key[0] == "acceptance_drop_after_change"}
     assert drops == {("acceptance_drop_after_change", "gpu", "critical"): 1}
     final = [f for f in agent.evaluate(wall_clock=False) if f.rule == "acceptance_drop_after_change"]
     assert final and not final[0].active

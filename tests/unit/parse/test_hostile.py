@@ -293,10 +293,10 @@ def test_healthz_reports_a_stall_only_while_lines_wait() -> None:
 
 def test_agent_progress_is_readable_without_the_lock(tmp_path: Path) -> None:
     agent, _ = _agent(tmp_path, [decode_line(T0, 2.0)])
-    before = agent.last_progress
+    before = agent.loop.last_progress
     agent.open()
     agent.step()
-    assert agent.last_progress >= before and not agent.pending()
+    assert agent.loop.last_progress >= before and not agent.loop.pending()
     agent.close()
 
 
