@@ -3,7 +3,7 @@
 The public surface the CLI and pipeline wire in:
 
 - ``parse_notify_settings(section)`` → ``NotifySettings`` (raises ``NotifySettingsError``)
-- ``check_notify_config(section)`` → list of human-readable problems (no URLs)
+- ``parse_checked(section)`` → ``NotifySettings`` and every problem, URLs checked (never shown)
 - ``build_notifier(config, state_dir)`` → ``Notifier`` (``notify``, ``step``, ``stats``)
 - ``NotifyWorker(notifier)`` → background thread (``start``, ``notify``, ``stop``)
 - ``send_test_message(config)`` → ``(ok, message)`` for ``acceptmon notify-test``
@@ -22,7 +22,7 @@ from acceptmon.notify.settings import (
     parse_notify_settings,
 )
 from acceptmon.notify.slack import build_slack_message
-from acceptmon.notify.urls import check_notify_config
+from acceptmon.notify.urls import parse_checked
 from acceptmon.notify.webhook import build_webhook_payload
 from acceptmon.notify.worker import NotifyWorker
 
@@ -40,7 +40,7 @@ __all__ = [
     "build_notifier",
     "build_slack_message",
     "build_webhook_payload",
-    "check_notify_config",
+    "parse_checked",
     "parse_notify_settings",
     "send_test_message",
     "validate_blocks",

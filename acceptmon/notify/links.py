@@ -60,7 +60,7 @@ def render_links(templates: dict[str, str], finding: Finding, now: float, window
         try:
             out[name] = template.format_map(values)
         except (KeyError, ValueError, IndexError, AttributeError):
-            continue  # check_notify_config reports bad templates at start-up
+            continue  # the settings loader reports bad templates at start-up
     return out
 
 

@@ -45,16 +45,17 @@ def resolve_urls(config: NotifySettings, env: Mapping[str, str] | None = None) -
     return urls
 
 
-def check_notify_config(section: Any, env: Mapping[str, str] | None = None) -> list[str]:
-    """All problems with the ``notify:`` section, including unreadable or odd URLs, in one go:
-    the secrets of channels that parsed far enough are checked beside the structural problems."""
+def parse_checked(section: Any, env: Mapping[str, str] | None = None) -> tuple[NotifySettings, list[str]]:
+    """The ``notify:`` section parsed once, and all its problems in one go, unreadable or odd
+    URLs included (a problem names where the secret comes from, never its value). A channel
+    whose structure already has a problem under some key is not checked again under that key."""
     config, problems = parse_partial(section)
     said = {p.partition(":")[0] for p in problems}
     for channel in config.channels():
         if channel.url_env or channel.url_file:
             found = _load(channel, os.environ if env is None else env)[1]
             problems += [p for p in found if p.partition(":")[0] not in said]
-    return problems
+    return config, problems
 
 
 def _load(channel: ChannelSettings, env: Mapping[str, str]) -> tuple[Secret | None, list[str]]:

@@ -13,7 +13,6 @@ and then use what it returned: what it accepts runs, what it refuses never does.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,20 +186,10 @@ def _web(value: Any, problems: Problems) -> tuple[str | None, WebSettings | None
 
 
 def _notify(section: Mapping[str, Any], problems: Problems) -> NotifySettings:
-    """The ``notify:`` section, and whether each channel's secret can be read and looks right
-    (a problem names where the secret comes from, never its value). A channel whose
-    structure already has a problem under some key is not checked again under that key."""
-    from acceptmon.notify.settings import NotifySettingsError, parse_partial
-    from acceptmon.notify.urls import load_url
+    """The ``notify:`` section, and whether each channel's secret can be read and looks right."""
+    from acceptmon.notify.urls import parse_checked
 
-    notify, found = parse_partial(section)
-    said = {p.partition(":")[0] for p in found}
-    for channel in notify.channels():
-        if channel.url_env or channel.url_file:
-            try:
-                load_url(channel, os.environ)
-            except NotifySettingsError as exc:
-                found += [p for p in exc.problems if p.partition(":")[0] not in said]
+    notify, found = parse_checked(section)
     problems += found
     return notify
 

@@ -10,7 +10,7 @@ import pytest
 from acceptmon.clock import ManualClock
 from acceptmon.detect import DetectSettings
 from acceptmon.detect.settings import parse_detect_settings
-from acceptmon.notify import check_notify_config
+from acceptmon.notify import parse_checked
 from acceptmon.settings import SettingsError, from_mapping
 from acceptmon.sources import open_source
 
@@ -160,7 +160,7 @@ def test_detect_section_that_is_not_a_mapping() -> None:
     ],
 )
 def test_notify_section_returns_problems_not_exceptions(section: Any) -> None:
-    found = check_notify_config(section, env={"X": "https://hooks.slack.com/services/T/B/x"})
+    found = parse_checked(section, env={"X": "https://hooks.slack.com/services/T/B/x"})[1]
     assert found and all(isinstance(p, str) for p in found)
     loaded = problems({"sources": ["/x.log"], "notify": section})  # the loader's one parse
     assert loaded and all(isinstance(p, str) and p for p in loaded), loaded

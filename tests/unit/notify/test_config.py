@@ -10,7 +10,7 @@ import pytest
 
 from acceptmon.notify.secret import Secret, scrub
 from acceptmon.notify.settings import NotifySettingsError, parse_notify_settings
-from acceptmon.notify.urls import check_notify_config, load_url
+from acceptmon.notify.urls import load_url, parse_checked
 
 SECRET_PATH = "/services/T0SECRET/B0SECRET/zZsecretTokenZz"
 SLACK_URL = "https://hooks.slack.com" + SECRET_PATH
@@ -78,7 +78,7 @@ def test_structural_problems(section: object, problem: str) -> None:
 
 
 def test_all_problems_reported_at_once() -> None:
-    problems = check_notify_config({"slack": {"max_queue": 0, "timeout_s": 0}, "bogus": 1})
+    problems = parse_checked({"slack": {"max_queue": 0, "timeout_s": 0}, "bogus": 1})[1]
     assert len(problems) == 4
 
 
@@ -97,7 +97,7 @@ def test_all_problems_reported_at_once() -> None:
     ],
 )
 def test_slack_url_from_env(url: str, extra: dict[str, Any], problem: str | None) -> None:
-    problems = check_notify_config(slack(**extra), env={ENV: url})
+    problems = parse_checked(slack(**extra), env={ENV: url})[1]
     if problem is None:
         assert problems == []
     else:
@@ -107,8 +107,8 @@ def test_slack_url_from_env(url: str, extra: dict[str, Any], problem: str | None
 
 
 def test_generic_webhook_accepts_any_https_host() -> None:
-    assert check_notify_config({"webhook": {"url_env": "H"}}, env={"H": "https://hooks.example.org/x"}) == []
-    problems = check_notify_config({"webhook": {"url_env": "H"}}, env={"H": "http://hooks.example.org/x"})
+    assert parse_checked({"webhook": {"url_env": "H"}}, env={"H": "https://hooks.example.org/x"})[1] == []
+    problems = parse_checked({"webhook": {"url_env": "H"}}, env={"H": "http://hooks.example.org/x"})[1]
     assert problems == ["webhook URL from env H is not an https:// URL"]
 
 
