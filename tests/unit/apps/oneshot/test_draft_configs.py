@@ -9,7 +9,7 @@ import pytest
 
 from acceptmon.cli import main
 
-DATA = Path(__file__).resolve().parents[3] / "acceptmon" / "apps" / "demo" / "data"
+DATA = Path(__file__).resolve().parents[4] / "acceptmon" / "apps" / "demo" / "data"
 
 
 def test_findings_on_the_demo_log_name_the_changed_layer_ids(

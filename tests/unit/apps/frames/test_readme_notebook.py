@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def test_the_readme_notebook_block_runs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,7 +25,7 @@ from acceptmon.notify.store import MessageStore
 from acceptmon.settings import Settings
 from acceptmon.settings.sources import SourceSettings
 from acceptmon.text import redact
-from tests.unit.agent.test_checkpoint_shapes import lines_total, write_log
+from tests.unit.apps.agent.test_checkpoint_shapes import lines_total, write_log
 
 NOBODY = 65534
 #: How often a lasting checkpoint failure is logged again (``agent.REMIND_S``).

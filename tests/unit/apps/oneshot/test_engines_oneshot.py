@@ -9,7 +9,7 @@ import pytest
 
 from acceptmon.cli import main
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+DATA = Path(__file__).resolve().parents[3] / "data"
 
 
 def _oneshot(fmt: str, path: Path, capsys: pytest.CaptureFixture[str]) -> str:

@@ -16,7 +16,7 @@ from acceptmon.testing import synth
 
 T0 = datetime(2026, 11, 30, 9, 0, 0)
 DEMO = (
-    Path(__file__).resolve().parents[3] / "acceptmon" / "apps" / "demo" / "data" / "demo-eagle3-incident.log"
+    Path(__file__).resolve().parents[4] / "acceptmon" / "apps" / "demo" / "data" / "demo-eagle3-incident.log"
 )
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from acceptmon.cli import main
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "eagle3-incident"
+GOLDEN = Path(__file__).resolve().parents[3] / "golden" / "eagle3-incident"
 ARGS = ["--name", "eagle3-incident", "--timezone", "UTC"]
 
 
