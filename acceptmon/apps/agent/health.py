@@ -32,6 +32,14 @@ def _fam(name: str) -> Any:
     return family(BY_NAME[name])
 
 
+def _single(name: str, value: float) -> Metric:
+    """A family of the agent's own with its one unlabelled sample."""
+    fam = _fam(name)
+    fam.add_metric([], float(value))
+    single: Metric = fam
+    return single
+
+
 def source_metrics(health: Mapping[str, SourceHealth]) -> Iterator[Metric]:
     names = sorted(health)
     simple = (
@@ -61,15 +69,9 @@ def checkpoint_metrics(
     if age is not None:
         age_fam.add_metric([], age)
     yield age_fam
-    err = _fam("acceptmon_checkpoint_errors")
-    err.add_metric([], float(errors))
-    yield err
-    bad = _fam("acceptmon_checkpoint_discarded")
-    bad.add_metric([], float(discarded))
-    yield bad
-    links = _fam("acceptmon_state_symlinks_refused")
-    links.add_metric([], float(symlinks))
-    yield links
+    yield _single("acceptmon_checkpoint_errors", errors)
+    yield _single("acceptmon_checkpoint_discarded", discarded)
+    yield _single("acceptmon_state_symlinks_refused", symlinks)
 
 
 def draft_metrics(missing: Mapping[str, bool]) -> Iterator[Metric]:
@@ -90,20 +92,14 @@ def settings_metrics(unknown: Mapping[str, bool]) -> Iterator[Metric]:
 
 def budget_metrics(over: int, lines: float) -> Iterator[Metric]:
     """Sources beyond the series budget (``metrics/budget.py``) and the lines they read."""
-    sources = _fam("acceptmon_sources_over_budget")
-    sources.add_metric([], float(over))
-    read = _fam("acceptmon_sources_over_budget_lines")
-    read.add_metric([], lines)
-    yield from (sources, read)
+    yield _single("acceptmon_sources_over_budget", over)
+    yield _single("acceptmon_sources_over_budget_lines", lines)
 
 
 def reload_metrics(ok: bool, at: float) -> Iterator[Metric]:
     """Whether the last settings (re)load took, and when one last did (as Prometheus does)."""
-    success = _fam("acceptmon_config_last_reload_successful")
-    success.add_metric([], 1.0 if ok else 0.0)
-    stamp = _fam("acceptmon_config_last_reload_success_timestamp_seconds")
-    stamp.add_metric([], at)
-    yield from (success, stamp)
+    yield _single("acceptmon_config_last_reload_successful", 1.0 if ok else 0.0)
+    yield _single("acceptmon_config_last_reload_success_timestamp_seconds", at)
 
 
 def finding_metrics(
@@ -150,9 +146,5 @@ def http_metrics(
     for reason in sorted(rejected):
         fam.add_metric([reason], float(rejected[reason]))
     yield fam
-    gauge = _fam("acceptmon_http_open_connections")
-    gauge.add_metric([], float(open_connections))
-    yield gauge
-    tls = _fam("acceptmon_tls_reload_errors")
-    tls.add_metric([], float(tls_reload_errors))
-    yield tls
+    yield _single("acceptmon_http_open_connections", open_connections)
+    yield _single("acceptmon_tls_reload_errors", tls_reload_errors)

@@ -22,6 +22,7 @@ import pytest
 
 from acceptmon.apps.agent import Agent
 from acceptmon.apps.agent.api import metrics_text as _metrics
+from acceptmon.clock import ManualClock
 from acceptmon.model import Run, SpecConfig
 from acceptmon.runs.codec import SnapshotStore
 from acceptmon.settings import Settings
@@ -39,8 +40,9 @@ def write_log(path: Path) -> int:
     return len(lines)
 
 
-def run_agent(state: Path, log: Path) -> tuple[Agent, str]:
-    agent = Agent(Settings(state_dir=str(state), sources=(SourceSettings(path=str(log), name="app"),)))
+def run_agent(state: Path, log: Path, clock: ManualClock | None = None) -> tuple[Agent, str]:
+    """One agent over ``log`` read to its end and closed; its /metrics text at the end."""
+    agent = Agent(Settings(state_dir=str(state), sources=(SourceSettings(path=str(log), name="app"),)), clock)
     agent.open()
     while agent.step():
         pass

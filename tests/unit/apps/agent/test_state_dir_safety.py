@@ -25,7 +25,7 @@ from acceptmon.notify.store import MessageStore
 from acceptmon.settings import Settings
 from acceptmon.settings.sources import SourceSettings
 from acceptmon.text import redact
-from tests.unit.apps.agent.test_checkpoint_shapes import lines_total, write_log
+from tests.unit.apps.agent.test_checkpoint_shapes import lines_total, run_agent, write_log
 
 NOBODY = 65534
 #: How often a lasting checkpoint failure is logged again (``agent.REMIND_S``).
@@ -35,16 +35,6 @@ REMIND_S = 600.0
 def metric(text: str, name: str) -> float:
     (line,) = [x for x in text.splitlines() if x.startswith(name + " ")]
     return float(line.rsplit(" ", 1)[1])
-
-
-def run_once(state: Path, log: Path, clock: ManualClock | None = None) -> tuple[Agent, str]:
-    agent = Agent(Settings(state_dir=str(state), sources=(SourceSettings(path=str(log), name="app"),)), clock)
-    agent.open()
-    while agent.step():
-        pass
-    text = _metrics(agent)
-    agent.close()
-    return agent, text
 
 
 def test_a_state_dir_owned_by_another_user_is_refused_with_exit_code_4(tmp_path: Path) -> None:
@@ -117,12 +107,12 @@ def test_a_symlinked_checkpoint_is_not_read_but_moved_aside(
     planted: tuple[Path, Path, Path], caplog: pytest.LogCaptureFixture
 ) -> None:
     log, state, outside = planted
-    n = lines_total(run_once(state, log)[1])
+    n = lines_total(run_agent(state, log)[1])
     (outside / "checkpoint.json").write_bytes((state / "checkpoint.json").read_bytes())  # a valid one
     (state / "checkpoint.json").unlink()
     (state / "checkpoint.json").symlink_to(outside / "checkpoint.json")
     before = snapshot(outside)
-    _agent, text = run_once(state, log)
+    _agent, text = run_agent(state, log)
     assert snapshot(outside) == before, "the target is untouched"
     assert metric(text, "acceptmon_checkpoint_discarded_total") == 1.0  # not restored through the link
     assert lines_total(text) == n  # read again from the start: nothing counted twice
@@ -135,7 +125,7 @@ def test_a_symlinked_fingerprint_key_is_not_used(planted: tuple[Path, Path, Path
     log, state, outside = planted
     (outside / "key").write_bytes(b"k" * 32)
     (state / "redact.key").symlink_to(outside / "key")
-    _agent, text = run_once(state, log)
+    _agent, text = run_agent(state, log)
     assert redact._KEY[0] != b"k" * 32
     assert (outside / "key").read_bytes() == b"k" * 32
     assert metric(text, "acceptmon_state_symlinks_refused_total") >= 1.0
@@ -145,7 +135,7 @@ def test_a_symlinked_runs_directory_is_neither_chmod_ed_nor_written(planted: tup
     log, state, outside = planted
     (state / "runs").symlink_to(outside)
     before = snapshot(outside)
-    _agent, text = run_once(state, log)
+    _agent, text = run_agent(state, log)
     assert snapshot(outside) == before
     assert metric(text, "acceptmon_state_symlinks_refused_total") >= 1.0
 
