@@ -7,11 +7,11 @@ BIN := $(VENV)/bin
 
 $(BIN)/acceptmon: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.[all]'
 	touch $@
 
 $(VENV)/.dev: $(BIN)/acceptmon
-	$(BIN)/pip install -q -e '.[dev,report]'
+	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
 ## demo: install and replay the bundled EAGLE-3 incident log

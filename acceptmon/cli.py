@@ -12,7 +12,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from acceptmon import __version__
+from acceptmon import __version__, extras
 from acceptmon.apps.agent import startup
 from acceptmon.text.printable import printable_logs
 
@@ -117,6 +117,7 @@ def _grafana_sync(args: argparse.Namespace) -> int:
 
     from acceptmon.apps import dashboard
 
+    extras.require("grafana", "grafana sync")  # before asking for a token it could not use
     token = os.environ.get(args.token_env, "").strip()
     if not token:
         print(
@@ -443,8 +444,8 @@ def _add_grafana(sub: Any) -> None:
         description="Create or update the acceptmon dashboard through Grafana's HTTP API and point it "
         "at a Prometheus data source (which must exist). A dashboard someone edited in Grafana since "
         "the last sync is kept unless --force; the update is version-checked.",
-        epilog="exit status: 0 created, updated or unchanged; 1 Grafana unreachable or refused; 2 no token; "
-        "3 a newer edit in Grafana was kept",
+        epilog="exit status: 0 created, updated or unchanged; 1 Grafana unreachable or refused; 2 no token "
+        "or no grafana-client (pip install 'acceptmon[grafana]'); 3 a newer edit in Grafana was kept",
     )
     gsync.add_argument("--url", required=True, help="Grafana's base URL, e.g. https://grafana.example.com")
     gsync.add_argument(
@@ -479,6 +480,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except extras.MissingExtra as exc:
+        print(f"acceptmon: {exc}", file=sys.stderr)
+        return extras.EXIT
     except Exception as exc:  # the last resort: each known failure has its own message and code
         return _internal_error(exc, args.verbose)
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
+from acceptmon import extras
 from acceptmon.detect.runstats import run_json
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.model import DecodeSample, Record, Run, SpecSample
@@ -146,6 +147,7 @@ def read_log(
     ssh_config: str | None = None,
 ) -> pd.DataFrame:
     """One row per interval (see the module doc for the columns); raises OSError if a file is unreadable."""
+    extras.require("frames", "acceptmon.read_log")
     import pandas as pd
 
     columns, _table = _read(sources, timezone, draft_config, ssh_config)
@@ -202,6 +204,7 @@ def read_runs(
     ssh_config: str | None = None,
 ) -> pd.DataFrame:
     """One row per run: what ``acceptmon runs --format json`` says, flattened."""
+    extras.require("frames", "acceptmon.read_runs")
     import pandas as pd
 
     _columns, table = _read(sources, timezone, draft_config, ssh_config, runs=True)

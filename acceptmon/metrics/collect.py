@@ -119,6 +119,11 @@ STORE_CATALOGUE: tuple[MetricDef, ...] = tuple(_with_engine(m) for m in _STORE)
 
 #: The live agent's own health, findings and notifications.
 AGENT_CATALOGUE: tuple[MetricDef, ...] = (
+    _g(
+        "acceptmon_build_info",
+        "The agent's release and the Python running it (always 1): which version answers, mid-rollout.",
+        ("version", "python"),
+    ),
     _g("acceptmon_source_up", "1 while the source can be read (file present and readable, host reachable)."),
     _c("acceptmon_source_read_bytes", "Bytes read from the source since the agent started."),
     _c("acceptmon_source_rotations", "Rotations (rename, delete and recreate) seen."),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from acceptmon.apps.agent.health import (
     budget_metrics,
+    build_metrics,
     checkpoint_metrics,
     draft_metrics,
     finding_metrics,
@@ -63,6 +64,7 @@ def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes]:
 def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
     def extras() -> Any:
         store, budget = agent.pipeline.store, agent.settings.max_exported_sources
+        yield from build_metrics()
         yield from source_metrics({name: src.health() for name, (_, src) in agent.sources.items()})
         if http is not None:
             yield from http_metrics(http.snapshot(), http.open, http.tls_reload_errors)

@@ -3,12 +3,14 @@ HTTP; and the /healthz verdict."""
 
 from __future__ import annotations
 
+import platform
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from prometheus_client.core import Metric
 
+from acceptmon import __version__
 from acceptmon.apps.agent.web.routes import HttpError
 from acceptmon.metrics.collect import BY_NAME, family
 from acceptmon.model import Finding
@@ -38,6 +40,13 @@ def _single(name: str, value: float) -> Metric:
     fam.add_metric([], float(value))
     single: Metric = fam
     return single
+
+
+def build_metrics() -> Iterator[Metric]:
+    """``acceptmon_build_info``: the agent's own series, so ``oneshot`` output stays the logs' alone."""
+    fam = _fam("acceptmon_build_info")
+    fam.add_metric([__version__, platform.python_version()], 1.0)
+    yield fam
 
 
 def source_metrics(health: Mapping[str, SourceHealth]) -> Iterator[Metric]:

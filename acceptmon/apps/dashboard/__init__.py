@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from acceptmon import extras
+
 log = logging.getLogger("acceptmon.dashboard")
 
 UID = "acceptmon"
@@ -198,7 +200,9 @@ def sync(
     force: bool = False,
     timeout: float = 10.0,
 ) -> Outcome:
-    """Create or update the dashboard; raises SyncError with a printable reason."""
+    """Create or update the dashboard; raises SyncError with a printable reason (MissingExtra
+    without grafana-client)."""
+    extras.require("grafana", "grafana sync")
     api = _api(url, token, timeout)
     try:
         return _sync(api, url, folder, datasource, force)

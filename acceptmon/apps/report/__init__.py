@@ -17,6 +17,7 @@ import sys
 from datetime import tzinfo
 from pathlib import Path
 
+from acceptmon import extras
 from acceptmon.apps.report.plots import Plot
 from acceptmon.apps.report.series import SeriesSink
 from acceptmon.detect.table import plain
@@ -27,8 +28,6 @@ from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
 from acceptmon.text.printable import printable
 
-#: Exit status when matplotlib is not installed.
-NO_PLOTTING = 2
 #: Runs in a source's table (the latest; ``acceptmon runs`` lists them all).
 TABLE_RUNS = 200
 #: Findings listed under a source's plots (the latest; every one is marked in the plot).
@@ -112,11 +111,7 @@ def main(
     draft_config: list[str] | None = None,
     ssh_config: str | None = None,
 ) -> int:
-    try:
-        import matplotlib  # noqa: F401 - only to say clearly that it is missing
-    except ImportError:
-        print("acceptmon: report needs matplotlib: pip install 'acceptmon[report]'", file=sys.stderr)
-        return NO_PLOTTING
+    extras.require("report", "report")  # before reading: say at once that the plots cannot be drawn
     try:
         with opened(sources, ssh_config) as (logs, readers):
             page, plots = build(logs, tz, draft_config, readers)
