@@ -93,3 +93,11 @@ def test_agent_commands_run_without_any_extra(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
+
+
+def test_license_is_apache_and_packaged() -> None:
+    assert PYPROJECT["license"] == "Apache-2.0"
+    assert PYPROJECT["license-files"] == ["LICENSE"]  # into the wheel's dist-info and the sdist
+    text = (PACKAGE.parent / "LICENSE").read_text()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
