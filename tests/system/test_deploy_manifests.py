@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,7 +29,9 @@ import yaml
 
 from acceptmon import settings as config_mod
 from tests.conftest import ROOT
-from tests.support.tools import require_tool
+from tests.support.agentproc import AgentProcess
+from tests.support.tools import free_port, require_tool
+from tests.support.wait import wait_for
 
 DEPLOY = ROOT / "deploy"
 KUBE = DEPLOY / "kubernetes"
@@ -40,8 +43,8 @@ CRD_SCHEMAS = {
     "ServiceMonitor": CRDS / "servicemonitors.v1.json",
     "PrometheusRule": CRDS / "prometheusrules.v1.json",
 }
-#: The oldest Kubernetes release still supported upstream when this was written, and the newest
-#: the installed kubernetes-validate knows: fields must exist in both.
+#: An older Kubernetes release the manifests still target, and the newest the installed
+#: kubernetes-validate knows: every field must exist in both.
 KUBE_VERSIONS = ("1.31.0", kubernetes_validate.latest_version())
 
 
@@ -230,6 +233,31 @@ def test_shipped_settings_load(path: Path) -> None:
     cfg = config_mod.load(str(path))
     assert cfg.sources and cfg.listen_addr() == ("0.0.0.0", 9469)
     assert cfg.state_dir == "/var/lib/acceptmon/state"
+
+
+def test_agent_runs_with_the_configmap_settings_on_a_kubelet_tree(tmp_path: Path) -> None:
+    """The ConfigMap's settings, paths moved into tmp: the glob finds a container log three
+    levels down, and the agent makes its state directory inside a world-writable volume
+    root (an emptyDir's mode) and keeps it private."""
+    log = tmp_path / "pods" / "inference_sglang-0_0f1e" / "sglang" / "0.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("".join(f"not a record {i}\n" for i in range(5)))
+    volume = tmp_path / "volume"
+    volume.mkdir(mode=0o777)
+    volume.chmod(0o777)
+    port = free_port()
+    text = (KUBE / "acceptmon.yaml").read_text()
+    text = text.replace("/var/log/pods", str(tmp_path / "pods")).replace("/var/lib/acceptmon", str(volume))
+    settings = tmp_path / "acceptmon.yaml"
+    settings.write_text(text.replace('"0.0.0.0:9469"', f'"127.0.0.1:{port}"'))
+    state = volume / "state"
+    agent = AgentProcess(state, ["--config", str(settings)], port=port, listen_flag=False)
+    try:
+        wait_for(lambda: (agent.metric("acceptmon_lines_total") or 0) == 5, 20, "the 5 lines of 0.log")
+        assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    finally:
+        assert agent.stop() == 0, agent.stderr()
+    assert any(state.iterdir()), "no checkpoint in the state directory"
 
 
 # --- the PrometheusRule: the shipped rules file, verbatim ---------------------------------
