@@ -29,8 +29,8 @@ from acceptmon.sources.ssh.names import glob_matches
 from acceptmon.sources.ssh.options import SSHSettings, resolve
 from acceptmon.sources.ssh.url import parse_ssh_url
 from acceptmon.sources.ssh.worker import DEFAULT_POOL, HostPool, HostWorker
-from acceptmon.sources.tail.entry import Entry, files_of
-from acceptmon.sources.tail.fs import FileSystem
+from acceptmon.sources.tail.entry import Entry, ssh_files_of
+from acceptmon.sources.tail.fs import FileSystem, HeadHash
 from acceptmon.statefiles import CHECKPOINT_VERSION
 from acceptmon.text.printable import printable
 
@@ -100,19 +100,30 @@ class SSHSource:
             self._state[chunk.path] = dataclasses.replace(emitted, offset=chunk.end.offset, lineno=lineno)
 
     def checkpoint(self) -> dict[str, Any]:
+        """The local sources' shape: per path, its files read to the end (``done``, here the
+        rotated heads that are history) and the one it reads (``streams``)."""
         with self._lock:
-            files = {p: e.to_json() for p, e in self._state.items()}
-            known = {p: [list(k) for k in heads] for p, heads in self._known.items()}
-            doc = {"url": self.target.url(), "version": CHECKPOINT_VERSION, "files": files}
-            return doc | ({"known": known} if known else {})
+            paths = [*self._state, *(p for p in self._known if p not in self._state)]
+            files = {
+                p: {
+                    "done": {str(HeadHash.of(fp)): [fp, n] for fp, n in self._known.get(p, ())},
+                    "streams": [self._state[p].to_json()] if p in self._state else [],
+                }
+                for p in paths
+            }
+            return {"url": self.target.url(), "version": CHECKPOINT_VERSION, "files": files}
 
     def restore(self, state: dict[str, Any]) -> None:
-        """Resume from ``checkpoint()`` output; call before the first ``poll()``."""
-        files = files_of(state, unversioned_ok=True) or {}
-        entries = {p: Entry.from_json(raw) for p, raw in files.items()}
+        """Resume from ``checkpoint()`` output (or an older SSH document); call before the first ``poll()``."""
+        parts = ssh_files_of(state)
         with self._lock:
-            self._state = {p: e for p, e in entries.items() if e is not None}
-            self._known = _known_of(state.get("known"))
+            self._state, self._known = {}, {}
+            for path, part in parts.items():
+                streams = part["streams"] if isinstance(part["streams"], list) else []
+                entries = [e for e in map(Entry.from_json, streams) if e is not None]
+                if entries:
+                    self._state[path] = entries[-1]
+                self._known[path] = _known_of(part["done"])
             for follower in self._followers.values():
                 self._resume(follower)
 
@@ -234,13 +245,10 @@ class SSHSource:
                 self._health.forget(path)
 
 
-def _known_of(raw: Any) -> dict[str, Known]:
-    """A checkpoint's ``known`` heads per path; what is malformed is left out."""
-    out: dict[str, Known] = {}
-    for path, heads in (raw if isinstance(raw, dict) else {}).items():
-        if isinstance(heads, list) and all(_is_head(h) for h in heads):
-            out[str(path)] = tuple((h[0], h[1]) for h in heads)
-    return out
+def _known_of(raw: Any) -> Known:
+    """A path's ``done`` files as the heads that are history; what is malformed is left out."""
+    heads = raw.values() if isinstance(raw, dict) else []
+    return tuple((h[0], h[1]) for h in heads if _is_head(h))
 
 
 def _is_head(h: Any) -> bool:
