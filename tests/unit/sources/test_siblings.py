@@ -9,6 +9,7 @@ that the file was done, and reading it again whole at the next look.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -86,7 +87,27 @@ def test_an_unsettled_listing_forgets_nothing(tmp_path: Path, monkeypatch: pytes
         return [(str(tmp_path / name), to_stat(os.stat(tmp_path / name)))]
 
     monkeypatch.setattr(siblings, "_scan", restless)
-    monkeypatch.setattr(siblings, "SCAN_BACKOFF_S", 0.0)
     assert scan_siblings(FS, str(log))[1] is False
     done.unseen(str(log), [], FS)
     assert done.entries == before
+
+
+def test_an_unsettled_listing_is_looked_at_again_at_the_next_poll_without_sleeping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan must not sleep (it may run on an SSH worker thread); the follower retries instead."""
+    monkeypatch.setattr(time, "sleep", _no_sleep)
+    calls = 0
+
+    def restless(fs: object, real: str) -> list[tuple[str, Stat]]:
+        nonlocal calls
+        calls += 1
+        return [(f"{real}.{calls}", Stat(1, 1, None))]
+
+    monkeypatch.setattr(siblings, "_scan", restless)
+    assert scan_siblings(FS, str(tmp_path / "x.log"))[1] is False
+    assert calls == siblings.SCAN_TRIES
+
+
+def _no_sleep(_s: float) -> None:
+    raise AssertionError("the sibling scan slept")

@@ -8,7 +8,8 @@ from acceptmon.clock import ManualClock
 from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh.options import SSHSettings
 from tests.support.fakefs import FakeFS
-from tests.unit.sources.ssh.test_follow import LOG
+
+LOG = "/var/log/app.log"
 
 
 class FakeWorker:
