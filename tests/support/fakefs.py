@@ -77,6 +77,8 @@ class FakeFS:
     def __init__(self, now_ns: int = 100 * _NS, *, inodes: bool = False) -> None:
         self.inodes = inodes
         self.mtime_resolution_ns = 1 if inodes else _NS
+        #: Nothing renames behind an in-memory listing: no need to wait.
+        self.scan_backoff_s = 0.0
         self.files: dict[str, Inode] = {}
         #: Directory mtimes: a directory changes when names in it come and go.
         self.dirs: dict[str, int] = {}

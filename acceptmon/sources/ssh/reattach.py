@@ -51,6 +51,10 @@ class ReattachingFS:
     def mtime_resolution_ns(self) -> int:
         return self.inner.mtime_resolution_ns
 
+    @property
+    def scan_backoff_s(self) -> float:
+        return 0.0  # the host's worker thread never sleeps
+
     def call(self, fn: Callable[[], _T]) -> _T:
         """``fn()``, with a failure of a dead connection raised as ``Disconnected``."""
         try:

@@ -9,6 +9,7 @@ were not looking (agent down, or several rotations between two polls).
 from __future__ import annotations
 
 import posixpath
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,9 +24,12 @@ from acceptmon.sources.tail.stream import (
     prefix_fingerprint,
 )
 
-#: Listings a scan takes at most to find two that agree (none sleeps: the follower
-#: may run on a connection's worker thread); unsettled, the follower looks again next poll.
-SCAN_TRIES = 4
+#: Listings a scan takes at most to find two that agree; from the third on it waits
+#: ``FileSystem.scan_backoff_s`` per try, where that is not 0. Unsettled, the follower
+#: looks again at its next poll.
+SCAN_TRIES = 12
+#: Without waiting, fewer tries: immediate listings agree, or logrotate is mid-chain.
+QUICK_SCAN_TRIES = 4
 
 
 def age_key(base: str, name: str, mtime_ns: int) -> tuple[int, int, str]:
@@ -52,11 +56,15 @@ def scan_siblings(fs: FileSystem, real: str) -> tuple[list[tuple[str, Stat]], bo
     listing can miss a file (stat of ``.5`` found ``.4``'s file; ``.6`` was
     stat-ed before ``.5``'s file reached it). A missed file looks gone, and its
     "done" mark went with it: the next look read it again whole. So list until
-    two listings agree; a caller that would forget files unless they are listed
+    two listings agree (locally backing off a little, as before the SSH source
+    shared this scan); a caller that would forget files unless they are listed
     acts only on a settled listing, and looks again at its next poll.
     """
     found = _scan(fs, real)
-    for _ in range(1, SCAN_TRIES):
+    backoff = fs.scan_backoff_s
+    for attempt in range(1, SCAN_TRIES if backoff else QUICK_SCAN_TRIES):
+        if attempt >= 3 and backoff:
+            time.sleep(backoff * (attempt - 2))
         again = _scan(fs, real)
         if _same(again, found):
             return again, True
