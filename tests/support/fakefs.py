@@ -9,7 +9,9 @@ descriptor and a POSIX sftp-server's handle do.
 The writer's side (``write``, ``rename``, ``truncate``, ...) is what the model
 test's writer and logrotate drive. ``cut_in = n`` makes the n-th I/O call from
 now, and every one after it until ``down`` is reset, fail as a dropped
-connection does; ``open_handles`` tells whether the follower closed what it opened.
+connection does; every handle open then dies with it, as an SFTP server's
+handles do (the follower must find its files again after a reconnect).
+``open_handles`` tells whether the follower closed what it opened.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class FakeHandle:
         self._fs = fs
         self.inode = inode
         self.closed = False
+        self.generation = fs.generation
 
     def size(self) -> int:
         self._io()
@@ -60,17 +63,22 @@ class FakeHandle:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            self._fs.open_handles -= 1
+            if self.generation == self._fs.generation:
+                self._fs.open_handles -= 1
 
     def _io(self) -> None:
         assert not self.closed, "I/O on a closed handle"
         self._fs.io()
+        if self.generation != self._fs.generation:
+            raise ConnectionResetError("this handle died with its connection")
 
 
 class FakeFS:
     def __init__(self, now_ns: int = 100 * _NS, *, inodes: bool = False) -> None:
         self.inodes = inodes
         self.mtime_resolution_ns = 1 if inodes else _NS
+        #: Nothing renames behind an in-memory listing: no need to wait.
+        self.scan_backoff_s = 0.0
         self.files: dict[str, Inode] = {}
         #: Directory mtimes: a directory changes when names in it come and go.
         self.dirs: dict[str, int] = {}
@@ -80,6 +88,8 @@ class FakeFS:
         #: I/O calls until the connection drops (None: it does not).
         self.cut_in: int | None = None
         self.down = False
+        #: Bumped when the connection drops: handles from before are dead.
+        self.generation = 0
 
     def io(self) -> None:
         """Count one I/O call against ``cut_in``; fail it if the connection is (now) down."""
@@ -87,6 +97,8 @@ class FakeFS:
             self.cut_in -= 1
             if self.cut_in <= 0:
                 self.cut_in, self.down = None, True
+                self.generation += 1
+                self.open_handles = 0
         if self.down:
             raise ConnectionResetError("connection lost")
 

@@ -133,7 +133,7 @@ def test_checkpoint_restore_resumes_exactly_across_rotation(sshd: SSHServer, tmp
     second = Reader(second_src)
     second.pump(lambda: len(second.lines) >= 20, 10, "the 20 new lines")
     assert second.numbers() == list(range(51, 71))
-    assert second_src.checkpoint()["files"][str(log)]["offset"] == log.stat().st_size
+    assert second_src.checkpoint()["files"][str(log)]["streams"][-1]["offset"] == log.stat().st_size
 
 
 def test_unknown_host_key_is_refused_with_its_fingerprint(sshd: SSHServer, tmp_path, pool, sources) -> None:

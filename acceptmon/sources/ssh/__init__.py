@@ -4,7 +4,9 @@ The same guarantees as a local file (no loss, no duplicates across rotation,
 truncation, reconnects and restarts) over plain SFTP: no remote process runs,
 so a dropped connection leaves nothing behind on the host. Reading happens on
 the host's shared worker thread (``ssh_worker``); ``poll()`` only drains a
-bounded buffer, so it never blocks, whatever the network does.
+bounded buffer, so it never blocks, whatever the network does. Files are
+followed by the local sources' follower (``tail/follower.py``) over a
+filesystem that outlives connections (``ssh/reattach.py``).
 """
 
 from __future__ import annotations
@@ -13,35 +15,47 @@ import dataclasses
 import logging
 import posixpath
 import threading
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from acceptmon.clock import Clock, SystemClock
-from acceptmon.model import Chunk, Position
+from acceptmon.model import Chunk
 from acceptmon.sources.base import SourceHealth
 from acceptmon.sources.health import SourceEvents
+from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.ssh.buffer import ChunkBuffer
-from acceptmon.sources.ssh.connect import Connection, error_kind
+from acceptmon.sources.ssh.connect import Connection
 from acceptmon.sources.ssh.fetch import Candidates, RemoteFiles
-from acceptmon.sources.ssh.follow import Cursor, Follower, Known
 from acceptmon.sources.ssh.names import glob_matches
 from acceptmon.sources.ssh.options import SSHSettings, resolve
+from acceptmon.sources.ssh.reattach import Disconnected, ReattachingFS
 from acceptmon.sources.ssh.url import parse_ssh_url
 from acceptmon.sources.ssh.worker import DEFAULT_POOL, HostPool, HostWorker
-from acceptmon.sources.tail.entry import Entry, files_of
+from acceptmon.sources.tail.entry import Entry, ssh_files_of
+from acceptmon.sources.tail.follower import Emitted, FollowSettings, PathFollower
 from acceptmon.sources.tail.fs import FileSystem
+from acceptmon.sources.tail.stream import FileStream
 from acceptmon.statefiles import CHECKPOINT_VERSION
 from acceptmon.text.printable import printable
 
 log = logging.getLogger("acceptmon.sources.ssh")
 
-#: Fingerprints remembered for files whose chunks may still be committed.
-_FP_MEMORY = 64
+#: One SFTP read request asks for this much (paramiko's own request size).
+READ_BYTES = 32 * 1024
+
+#: A path's checkpoint part before it is JSON: its done files, and each entry with its open stream.
+Part = tuple[dict[str, Any], list[tuple[FileStream | None, Entry]]]
 
 
 class SSHSource:
-    """A remote file (or glob) followed over SFTP; see ``acceptmon.sources.base.Source``."""
+    """A remote file (or glob) followed over SFTP; see ``acceptmon.sources.base.Source``.
+
+    The followers belong to the worker thread. The consumer's commits are
+    queued (``_acked``) and applied by the worker, which after each round
+    publishes what a checkpoint needs (``_parts``) under ``_lock``; so
+    ``commit`` and ``checkpoint`` never wait for the network.
+    """
 
     def __init__(
         self,
@@ -63,13 +77,20 @@ class SSHSource:
         self._clock = clock or SystemClock()
         self._buffer = ChunkBuffer(self.settings.buffer_bytes)
         self._health = SourceEvents(name, log, host_up=False)
+        self._fs = ReattachingFS()
+        self._cfg = FollowSettings(
+            name, self._fs, self._clock, READ_BYTES, self.settings.settle, MAX_LINE_BYTES
+        )
         self._lock = threading.Lock()
-        #: Per handed-out identity: the entry for its file as it was when last emitted from.
-        self._fps: OrderedDict[str, Entry] = OrderedDict()
-        self._state: dict[str, Entry] = {}
-        #: Per path: rotated files older than what it reads (``Follower.known``).
-        self._known: dict[str, Known] = {}
-        self._followers: dict[str, Follower] = {}
+        #: Held by a worker round: ``close`` waits for it before closing the files.
+        self._working = threading.Lock()
+        self._followers: dict[str, PathFollower] = {}
+        #: Checkpoint parts of paths not resumed yet (resuming reads files: the worker's job).
+        self._restored: dict[str, dict[str, Any]] = {}
+        self._pending: deque[Emitted] = deque()
+        self._acked: dict[FileStream, tuple[int, int]] = {}
+        self._parts: dict[str, Part] = {}
+        self._numbers = (0, 0, 0)
         self._next_glob = 0.0
         self._worker: HostWorker | None = None
         self._conn: Connection | None = None
@@ -90,43 +111,51 @@ class SSHSource:
         return chunks
 
     def commit(self, chunk: Chunk) -> None:
-        if chunk.end is None:
-            return
+        """Mark ``chunk`` and every chunk handed out before it as processed."""
         with self._lock:
-            emitted = self._fps.get(chunk.end.identity)
-            if emitted is None:
-                return
-            lineno = chunk.lineno + len(chunk.lines)
-            self._state[chunk.path] = dataclasses.replace(emitted, offset=chunk.end.offset, lineno=lineno)
+            count = next((i + 1 for i, (c, _, _) in enumerate(self._pending) if _same(c, chunk)), 0)
+            for _ in range(count):
+                c, s, lineno = self._pending.popleft()
+                assert c.end is not None
+                self._acked[s] = (c.end.offset, lineno)
 
     def checkpoint(self) -> dict[str, Any]:
+        """The local sources' shape (``files: {path: {done, streams}}``) plus the ``url``."""
         with self._lock:
-            files = {p: e.to_json() for p, e in self._state.items()}
-            known = {p: [list(k) for k in heads] for p, heads in self._known.items()}
-            doc = {"url": self.target.url(), "version": CHECKPOINT_VERSION, "files": files}
-            return doc | ({"known": known} if known else {})
+            files = dict(self._restored)
+            for path, (done, entries) in self._parts.items():
+                streams = []
+                for s, e in entries:
+                    acked = self._acked.get(s) if s is not None else None
+                    at = e if acked is None else dataclasses.replace(e, offset=acked[0], lineno=acked[1])
+                    streams.append(at.to_json())
+                files[path] = {"done": done, "streams": streams}
+            return {"url": self.target.url(), "version": CHECKPOINT_VERSION, "files": files}
 
     def restore(self, state: dict[str, Any]) -> None:
-        """Resume from ``checkpoint()`` output; call before the first ``poll()``."""
-        files = files_of(state, unversioned_ok=True) or {}
-        entries = {p: Entry.from_json(raw) for p, raw in files.items()}
+        """Resume from ``checkpoint()`` output (or an older SSH document); call before the first ``poll()``."""
         with self._lock:
-            self._state = {p: e for p, e in entries.items() if e is not None}
-            self._known = _known_of(state.get("known"))
-            for follower in self._followers.values():
-                self._resume(follower)
+            self._restored = ssh_files_of(state)
+            for path in self._restored:
+                if path not in self._followers:
+                    self._add(path, matched=not self.target.is_glob and path == self.target.path)
 
     def health(self) -> SourceHealth:
         with self._lock:
-            followers = list(self._followers.values())
-        lag, overlong = sum(f.lag for f in followers), sum(f.overlong for f in followers)
-        return self._health.snapshot(up=True, lag=lag, files=len(followers), overlong=overlong)
+            lag, files, overlong = self._numbers
+        return self._health.snapshot(up=True, lag=lag, files=files, overlong=overlong)
 
     def close(self) -> None:
         self._closed = True
         if self._worker is not None:
             self._pool.release(self._worker, self)
             self._worker = None
+        with self._working:
+            for f in self._followers.values():
+                try:
+                    f.close()
+                except Exception:  # a dead connection took its handles with it
+                    log.debug("%s: closing %s", self.name, f.path, exc_info=True)
 
     @property
     def worker(self) -> HostWorker | None:
@@ -135,113 +164,138 @@ class SSHSource:
     # -- HostClient (worker thread) --------------------------------------------------------
 
     def work(self, fs: FileSystem, alive: Callable[[], bool], conn: Connection | None = None) -> bool:
-        self._conn = conn
-        if conn is not None:
-            self.remote_files.fetch_zone(conn)
+        with self._working:
+            if self._closed:
+                return False
+            self._fs.bind(fs, alive)
+            self._conn = conn
+            try:
+                return self._round(alive)
+            except Disconnected as e:
+                raise e.__cause__ or e from None  # the worker drops the connection
+            finally:
+                self._sync()
+
+    def _round(self, alive: Callable[[], bool]) -> bool:
+        if self._conn is not None:
+            self.remote_files.fetch_zone(self._conn)
+        self._sync()
         if self.target.is_glob and self._clock.monotonic() >= self._next_glob:
-            self._expand(fs)
+            self._expand()
         more = False
-        for follower in list(self._followers.values()):
+        for path in list(self._followers):
             if self._buffer.room() <= 0:
                 break
             try:
-                more = follower.step(fs) or more
-            except (FileNotFoundError, PermissionError) as exc:
-                self._health.problem(follower.path, error_kind(exc), f"{follower.path}: {exc.strerror}")
-                continue
+                f = self._resume(path) if path in self._restored else self._followers[path]
+                f.look()
+                if f.status == "missing":
+                    self._health.problem(path, "file_missing", f"{path}: No such file")
+                more = self._read(f) or more
+            except Disconnected:
+                raise
             except Exception as exc:
                 if not alive():
                     raise
-                self._health.problem(follower.path, "io", f"{follower.path}: {type(exc).__name__} {exc}")
-                continue
-            self._health.ok(follower.path)
+                self._health.problem(path, "io", f"{path}: {type(exc).__name__} {exc}")
         return more
+
+    def _read(self, f: PathFollower) -> bool:
+        """Read up to ``step_bytes`` while the buffer has room; True if more is ready now."""
+        budget = self.settings.step_bytes
+        while budget > 0 and (room := self._buffer.room()) > 0:
+            got, used = f.read(min(budget, room))
+            self._hand_over(got)
+            budget -= used
+            if not used:
+                return False
+        return budget <= 0 and self._buffer.room() > 0
+
+    def _resume(self, path: str) -> PathFollower:
+        """Resume ``path`` from its checkpoint part, afresh if a dropped connection cut a try short."""
+        old = self._followers[path]
+        f = PathFollower(path, old.cfg, self._health)
+        f.matched = old.matched
+        try:
+            f.resume(self._restored[path])
+        except BaseException:
+            f.close()
+            raise
+        with self._lock:
+            self._followers[path] = f
+            del self._restored[path]
+        return f
+
+    def _hand_over(self, got: list[Emitted]) -> None:
+        for chunk, s, lineno in got:
+            if self._conn is not None:
+                self.remote_files.fetch_drafts(self._conn, list(chunk.lines))
+            with self._lock:
+                self._pending.append((chunk, s, lineno))
+            self._buffer.put(chunk)
+
+    def _sync(self) -> None:
+        """Apply the consumer's commits, forget what they finished, publish the checkpoint parts."""
+        with self._lock:
+            for s, (offset, lineno) in self._acked.items():
+                s.committed, s.committed_lineno = offset, lineno
+            self._acked.clear()
+            followers = list(self._followers.items())
+            for _, f in followers:
+                f.prune()
+            self._parts = {p: f.parts() for p, f in followers if p not in self._restored and f.registered}
+            streams = [s for _, f in followers for s in f.streams() if s.handle is not None]
+            self._numbers = (
+                sum(max(0, s.size - s.emitted) for s in streams),
+                len(streams),
+                sum(s.splitter.overlong for s in streams),
+            )
 
     def host_state(self, up: bool, kind: str, message: str) -> None:
         self._health.host(up, kind, message)
 
     def reconnected(self) -> None:
-        for follower in self._followers.values():
-            follower.resync()
-
-    # -- Sink (worker thread, via Follower) ------------------------------------------------
-
-    def room(self) -> int:
-        return self._buffer.room()
-
-    def emit(self, path: str, lines: list[str], lineno: int, end: Position, cursor: Cursor) -> None:
-        with self._lock:
-            self._fps[end.identity] = cursor.entry()
-            self._fps.move_to_end(end.identity)
-            while len(self._fps) > _FP_MEMORY:
-                self._fps.popitem(last=False)
-        self._health.read(sum(map(len, lines)) + len(lines))
-        if self._conn is not None:
-            self.remote_files.fetch_drafts(self._conn, lines)
-        source = printable(f"{self.name}:{posixpath.basename(path)}") if self.target.is_glob else self.name
-        self._buffer.put(Chunk(source, tuple(lines), lineno, end, path))
-
-    def note(self, event: str, detail: str) -> None:
-        """A rotation, an in-place truncation, or a file gone before its end (``lost``)."""
-        if event == "lost":
-            self._health.lost(detail)
-            return
-        if event == "rotation":
-            self._health.rotated()
-        elif event == "truncation":
-            self._health.truncated()
-        log.debug("%s: %s", self.name, detail)
-
-    def known(self, path: str, heads: Known) -> None:
-        with self._lock:
-            self._known[path] = heads
+        """A new connection: open files are found again before their next read, and are looked at fully."""
+        self._fs.reconnected()
+        with self._working:
+            for f in self._followers.values():
+                f.distrust()
 
     # -- files -----------------------------------------------------------------------------
 
-    def _add(self, path: str) -> None:
-        s = self.settings
-        follower = Follower(path, self, self._clock, settle=s.settle, step_bytes=s.step_bytes)
-        with self._lock:
-            self._resume(follower)
-            self._followers[path] = follower
+    def _add(self, path: str, *, matched: bool = True) -> None:
+        cfg = self._cfg
+        if self.target.is_glob:
+            cfg = dataclasses.replace(cfg, source=printable(f"{self.name}:{posixpath.basename(path)}"))
+        f = PathFollower(path, cfg, self._health)
+        f.matched = matched
+        self._followers[path] = f
 
-    def _resume(self, follower: Follower) -> None:
-        entry = self._state.get(follower.path)
-        if entry is not None:
-            follower.restore(entry)
-        if follower.path in self._known:
-            follower.known = self._known[follower.path]
-
-    def _expand(self, fs: FileSystem) -> None:
+    def _expand(self) -> None:
         """Follow new glob matches; drop vanished ones once nothing is left to read."""
         self._next_glob = self._clock.monotonic() + self.settings.glob_interval
         directory, pattern = posixpath.split(self.target.path)
         try:
-            names = [e.name for e in fs.listdir(directory)]
+            names = [e.name for e in self._fs.listdir(directory)]
         except (FileNotFoundError, PermissionError) as exc:
-            self._health.problem(self.target.path, error_kind(exc), f"{directory}: {exc.strerror}")
+            kind = "file_missing" if isinstance(exc, FileNotFoundError) else "permission_denied"
+            self._health.problem(self.target.path, kind, f"{directory}: {exc.strerror}")
             return
         self._health.ok(self.target.path)
         matches = {posixpath.join(directory, n) for n in glob_matches(pattern, names)}
-        for path in sorted(matches - self._followers.keys()):
-            self._add(path)
-        for path in list(self._followers.keys() - matches):
-            if self._followers[path].idle:
-                with self._lock:
+        with self._lock:
+            for path in sorted(matches):
+                if path in self._followers:
+                    self._followers[path].matched = True
+                else:
+                    self._add(path)
+            for path, f in list(self._followers.items()):
+                if path not in matches and f.matched:
+                    f.leave()
+                if not f.matched and f.idle and path not in self._restored:
                     del self._followers[path]
-                    self._state.pop(path, None)
-                    self._known.pop(path, None)
-                self._health.forget(path)
+                    self._health.forget(path)
 
 
-def _known_of(raw: Any) -> dict[str, Known]:
-    """A checkpoint's ``known`` heads per path; what is malformed is left out."""
-    out: dict[str, Known] = {}
-    for path, heads in (raw if isinstance(raw, dict) else {}).items():
-        if isinstance(heads, list) and all(_is_head(h) for h in heads):
-            out[str(path)] = tuple((h[0], h[1]) for h in heads)
-    return out
-
-
-def _is_head(h: Any) -> bool:
-    return isinstance(h, list) and len(h) == 2 and isinstance(h[0], str) and type(h[1]) is int and h[1] > 0
+def _same(a: Chunk, b: Chunk) -> bool:
+    return a is b or (a.end == b.end and a.lineno == b.lineno and a.path == b.path)

@@ -48,6 +48,8 @@ class SFTPHandle:
 class SFTPFS:
     #: SFTP (version 3) carries mtimes in whole seconds.
     mtime_resolution_ns = _NS
+    #: Scans run on the host's worker thread: they never sleep.
+    scan_backoff_s = 0.0
 
     def __init__(self, sftp: paramiko.SFTPClient) -> None:
         self._sftp = sftp

@@ -7,7 +7,9 @@ first bytes. Local and SSH sources write the same entry inside a document
 that carries the checkpoint's one version (``statefiles.CHECKPOINT_VERSION``);
 this module is the only place either turns into JSON and back, and checks
 both while decoding. The JSON keys are those both sources wrote before (SSH
-documents then had no version: they read as the first version).
+documents then had no version: they read as the first version). An SSH
+document has the local shape plus its ``url``; ``ssh_files_of`` reads the
+older one-entry-per-path shape into it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from acceptmon.sources.tail.fs import FileId, parse_file_id
+from acceptmon.sources.tail.fs import FileId, HeadHash, parse_file_id
 from acceptmon.statefiles import CHECKPOINT_VERSION
 from acceptmon.statefiles.strict import WrongShape, as_int, as_str
 from acceptmon.text.printable import printable
@@ -91,6 +93,37 @@ def files_of(state: dict[str, Any], *, unversioned_ok: bool = False) -> dict[str
     return files if version == CHECKPOINT_VERSION and isinstance(files, dict) else None
 
 
+def ssh_files_of(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """An SSH checkpoint's per-path states in the one shape (``{done, streams}``), whatever wrote it.
+
+    Up to 562a699 an SSH document held one entry per path, and under ``known`` the heads
+    of rotated files that were history. Both map without loss: the entry is the path's
+    one stream, each head a done file known by its ``HeadHash``.
+    """
+    files = files_of(state, unversioned_ok=True) or {}
+    out: dict[str, dict[str, Any]] = {}
+    for path, f in files.items():
+        if isinstance(f, dict) and "streams" in f:
+            out[path] = {"done": f.get("done") or {}, "streams": f["streams"]}
+        else:
+            out[path] = {"done": {}, "streams": [f]}
+    known = state.get("known")
+    for path, heads in (known if isinstance(known, dict) else {}).items():
+        if not isinstance(heads, list):
+            continue
+        part = out.setdefault(str(path), {"done": {}, "streams": []})
+        done = dict(part["done"]) if isinstance(part["done"], dict) else {}
+        for head in heads:
+            if _is_head(head):
+                done[str(HeadHash.of(head[0]))] = [head[0], head[1]]
+        part["done"] = done
+    return out
+
+
+def _is_head(h: Any) -> bool:
+    return isinstance(h, list) and len(h) == 2 and isinstance(h[0], str) and type(h[1]) is int and h[1] > 0
+
+
 def check_document(raw: Any, where: str) -> None:
     """A file source's checkpoint document (local, or SSH with its ``url``), every entry decoded.
 
@@ -106,8 +139,8 @@ def check_document(raw: Any, where: str) -> None:
         raise WrongShape(f"{where}.version", f"not {CHECKPOINT_VERSION}")
     for path, f in _obj(_get(d, "files", where), f"{where}.files").items():
         at = f"{where}.files.{printable(path)}"
-        if ssh:
-            Entry.decode(f, at)
+        if ssh and not (isinstance(f, dict) and "streams" in f):
+            Entry.decode(f, at)  # one entry per path, as SSH documents were up to 562a699
             continue
         fd = _obj(f, at)
         for i, e in enumerate(_list(_get(fd, "streams", at), f"{at}.streams")):

@@ -1,4 +1,4 @@
-"""Follow one path across rotations over a ``FileSystem`` with inodes (``localfs``, or a fake).
+"""Follow one path across rotations over a ``FileSystem``: local (``localfs``), SFTP, or a fake.
 
 Each poll looks at the path once (one ``stat``), classifies what happened to
 the file we read, and reads rotated-away files to their end before the new
@@ -12,6 +12,12 @@ reading resumes at the checkpointed offset. Otherwise it is looked for among
 the rotated siblings (by identity: a rename; by fingerprint: copytruncate made
 a copy) and finished from the offset; then come whole siblings written after
 it, then the current file from its start.
+
+Without inodes (SFTP) a file is told apart by its first bytes: the path holds
+the file we read while it starts with the bytes we fingerprinted, and a stat
+that did not change is trusted only once a look ``mtime_resolution_ns`` later
+agrees (a same-size rewrite within one tick stats the same). An empty file is
+followed once it has a first byte to be known by.
 """
 
 from __future__ import annotations
@@ -29,12 +35,16 @@ from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, classify
 from acceptmon.sources.tail.entry import Entry
 from acceptmon.sources.tail.fs import FileSystem, Handle, Stat
 from acceptmon.sources.tail.siblings import DoneFiles, copy_identity, find_content, holds
-from acceptmon.sources.tail.stream import FileStream, Known, identity_of, prefix_fingerprint
+from acceptmon.sources.tail.stream import FileStream, Known, NoIdentityYet, identity_of, prefix_fingerprint
 
 log = logging.getLogger("acceptmon.sources")
 
 #: Unfound checkpoint entries still recognised after they were reported lost.
 MAX_UNFOUND = 16
+
+#: With coarse mtimes an unchanged stat is trusted only after a full look this
+#: many ticks (``FileSystem.mtime_resolution_ns``) after the one that saw it first.
+TRUST_AFTER_TICKS = 2
 
 #: A chunk handed out, the stream it came from and the line number after it:
 #: what ``commit`` needs to advance that stream's checkpointed position.
@@ -84,6 +94,11 @@ class PathFollower:
         self.unfound_since: float | None = None
         self.registered = False
         self._dir_mtime = 0
+        #: When the directory was last listed for a changed mtime, and whether a later look confirmed it.
+        self._dir_looked = (0.0, True)
+        #: Coarse mtimes: the (size, mtime) a full look found, when, and whether a
+        #: full look a few ticks later agreed (then the stat alone tells).
+        self._seen: tuple[tuple[int, int], float, bool] | None = None
 
     def resume(self, state: dict[str, Any]) -> None:
         """Rebuild the streams from this path's checkpoint state (entries oldest first)."""
@@ -180,6 +195,9 @@ class PathFollower:
             s.look(s.handle.stat())
             changed = (s.size, s.mtime_ns) != before
             replaced = (changed or s.stale) and (s.size < s.read_pos or not s.refresh_fingerprint())
+        except FileNotFoundError:
+            self._lose(s, "gone")
+            return False
         except OSError as e:
             self.fail("read_error", e)
             return False
@@ -191,9 +209,14 @@ class PathFollower:
         if replaced:
             # Truncated after it left our path: the old content goes on in its
             # copy, and what was written into it since is a file of its own.
-            fresh = FileStream(s.give_up_handle(), s.real, max_line=self.cfg.max_line)
-            fresh.idle_since = self.cfg.clock.monotonic()
-            self.detached.insert(self.detached.index(s) + 1, fresh)
+            h = s.give_up_handle()
+            try:
+                fresh = FileStream(h, s.real, max_line=self.cfg.max_line)
+            except NoIdentityYet:
+                h.close()  # empty and no inode: found as a sibling once it has content
+            else:
+                fresh.idle_since = self.cfg.clock.monotonic()
+                self.detached.insert(self.detached.index(s) + 1, fresh)
             if not self.move_to_copy(s, "truncated after rotation"):
                 self.detached.remove(s)
                 self.retire(s)
@@ -206,6 +229,9 @@ class PathFollower:
             want = min(self.cfg.read_size, budget - used)
             try:
                 chunk, n = s.read(want, self.cfg.source, self.path)
+            except FileNotFoundError:
+                self._lose(s, "gone")
+                break
             except OSError as e:
                 self.fail("read_error", e)
                 break
@@ -232,8 +258,8 @@ class PathFollower:
         """Stat the path once and react to what happened since the last look."""
         if not self.matched:
             return
-        if self.unfound_since is not None:
-            self.catch_up()
+        if self.unfound_since is not None or not self.done.settled:
+            self.catch_up()  # a file to find, or a listing caught mid-rotation
         try:
             st = self.cfg.fs.stat(self.path)
         except FileNotFoundError:
@@ -255,18 +281,37 @@ class PathFollower:
         self._set_status("missing", "no such file")
         if self.current is not None:
             self._detach("gone from its path")
+        self._watch_dir()
+
+    def _watch_dir(self) -> None:
+        """Catch up when the path's directory changed (names came or went) since we last looked."""
         try:
             dir_mtime = self.cfg.fs.stat(posixpath.dirname(self.path) or ".").mtime_ns
         except OSError:
             return
+        now = self.cfg.clock.monotonic()
         if dir_mtime != self._dir_mtime:
             self.catch_up()
+            self._dir_looked = (now, self.cfg.fs.mtime_resolution_ns <= 1)
+        elif not self._dir_looked[1] and now - self._dir_looked[0] >= self._trust_window():
+            self.catch_up()  # coarse mtimes: names may have changed within the tick we looked in
+            self._dir_looked = (now, True)
         self._dir_mtime = dir_mtime
 
     def _compare(self, cur: FileStream, st: Stat) -> None:
-        ident = identity_of(st)
-        if not cur.stale and ident == cur.identity and (st.size, st.mtime_ns) == (cur.size, cur.mtime_ns):
-            return
+        if st.identity is None:
+            if self._unchanged(cur, st):
+                return
+            try:
+                ident = self._identity_at_path(cur)
+            except FileNotFoundError:
+                self._lose(cur, "gone")
+                self._open_current()
+                return
+        else:
+            ident = identity_of(st)
+            if not cur.stale and ident == cur.identity and (st.size, st.mtime_ns) == (cur.size, cur.mtime_ns):
+                return
         now = FileState(ident, st.size)
         if ident == cur.identity and cur.fp_len:
             assert cur.handle is not None
@@ -293,6 +338,56 @@ class PathFollower:
             cur.look(st)
             if cur.fp_len < FINGERPRINT_BYTES:
                 cur.refresh_fingerprint()
+
+    def _unchanged(self, cur: FileStream, st: Stat) -> bool:
+        """Without inodes: whether the stat alone says the path still holds what we last saw."""
+        key, now = (st.size, st.mtime_ns), self.cfg.clock.monotonic()
+        if cur.stale or key != (cur.size, cur.mtime_ns):
+            self._seen = None
+            return False
+        if self._seen is None or self._seen[0] != key:
+            self._seen = (key, now, False)
+            return False
+        _, at, confirmed = self._seen
+        if confirmed or now - at < self._trust_window():
+            return True
+        self._seen = (key, at, True)  # one more full look, then the stat alone tells
+        return False
+
+    def distrust(self) -> None:
+        """Files changed while we could not look (a dropped connection): look at them fully next time."""
+        self._seen = None
+        self._dir_looked = (self._dir_looked[0], False)
+
+    def _trust_window(self) -> float:
+        return TRUST_AFTER_TICKS * self.cfg.fs.mtime_resolution_ns / 1e9
+
+    def _identity_at_path(self, cur: FileStream) -> str:
+        """Without inodes: ``cur``'s identity if the path holds its file, by content.
+
+        If our file no longer starts with its bytes it changed in place (truncated
+        or rewritten: ``classify`` tells which); else the path names our file
+        while it starts with them too, and another file otherwise.
+        """
+        assert cur.handle is not None
+        if prefix_fingerprint(cur.handle, cur.fp_len) != cur.fp:
+            return cur.identity
+        h = self.cfg.fs.open(self.path)
+        try:
+            return cur.identity if prefix_fingerprint(h, cur.fp_len) == cur.fp else "another file"
+        finally:
+            h.close()
+
+    def _lose(self, s: FileStream, why: str) -> None:
+        """A file we read vanished (found nowhere after a reconnect): what was unread is lost."""
+        if s is self.current:
+            self.current = None
+        elif s in self.detached:
+            self.detached.remove(s)
+        self.events.lost(
+            f"{self.path}: {s.real} {why} before its end; lines after byte {s.read_pos} not read"
+        )
+        self.retire(s)
 
     def _follow_copy(self, cur: FileStream, change: str) -> bool:
         """The content we were reading left this inode: finish it from its copy if there is one."""
@@ -332,7 +427,7 @@ class PathFollower:
         copy = copy_identity(real, identity, fp, fp_len, fs=self.cfg.fs, known=known) if fp_len else None
         if copy is None:
             return False
-        self.done.add(copy, fp, fp_len)
+        self.done.add(*copy)
         log.info(
             "%s: %s: read past the end of the copy of %s; nothing left to read",
             self.cfg.source,
@@ -448,6 +543,10 @@ class PathFollower:
             s = FileStream(h, self.cfg.fs.realpath(self.path), start, lineno, max_line=self.cfg.max_line)
             if self.start_at_end:
                 s.skip_to_end(self.cfg.read_size)
+        except NoIdentityYet:
+            h.close()  # empty, and no inode to know it by: followed from its first byte
+            self._set_status("ok", "")
+            return
         except OSError as e:
             h.close()
             self.fail("read_error", e)
@@ -484,13 +583,16 @@ class PathFollower:
 
     def state(self) -> dict[str, Any]:
         """This path's part of a checkpoint."""
+        done, entries = self.parts()
+        return {"done": done, "streams": [e.to_json() for _, e in entries]}
+
+    def parts(self) -> tuple[dict[str, Any], list[tuple[FileStream | None, Entry]]]:
+        """``state`` before it is JSON: the done files, and each entry with its stream (if open)."""
         # Files resume is still looking for come first (they are the oldest): a restart
         # now must look for them again rather than take them for unread when seen.
         waiting = self.unfound if self.unfound_since is not None else []
-        return {
-            "done": self.done.to_json(),
-            "streams": [e.to_json() for e in waiting] + [s.entry().to_json() for s in self.streams()],
-        }
+        entries: list[tuple[FileStream | None, Entry]] = [(None, e) for e in waiting]
+        return self.done.to_json(), entries + [(s, s.entry()) for s in self.streams()]
 
     def close(self) -> None:
         for s in self.streams():
@@ -514,8 +616,11 @@ class PathFollower:
 
 
 def _is_at_path(e: Entry, h: Handle) -> bool:
-    """Whether the file open at the path is the entry's, still holding what was read of it."""
+    """Whether the file open at the path is the entry's, still holding what was read of it
+    (without inodes: starting with what was fingerprinted of it)."""
     st = h.stat()
-    if identity_of(st) != str(e.identity) or st.size < e.offset:
+    if st.size < e.offset or (st.identity is None and not e.fp_len):
+        return False
+    if st.identity is not None and identity_of(st) != str(e.identity):
         return False
     return not e.fp_len or prefix_fingerprint(h, e.fp_len) == e.fingerprint

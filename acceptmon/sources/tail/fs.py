@@ -113,6 +113,13 @@ class FileSystem(Protocol):
         so an unchanged stat proves nothing until a look this much later (1 locally, 1 s over SFTP)."""
         ...
 
+    @property
+    def scan_backoff_s(self) -> float:
+        """How long a sibling scan may wait between two listings that disagree (logrotate
+        mid-chain), growing per try: a little locally, where it runs on the consumer's
+        thread; 0 over SFTP, where it runs on the host's worker thread and never sleeps."""
+        ...
+
     def stat(self, path: str) -> Stat: ...
 
     def listdir(self, path: str, want: Callable[[str], bool] | None = None) -> list[DirEntry]:

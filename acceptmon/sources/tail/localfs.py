@@ -53,6 +53,8 @@ class LocalHandle:
 class LocalFS:
     #: Nanosecond mtimes: an unchanged stat is trusted at once.
     mtime_resolution_ns = 1
+    #: A sibling scan may back off a little on the consumer's thread.
+    scan_backoff_s = 0.002
 
     def __init__(self, opener: Opener = default_opener) -> None:
         self._opener = opener

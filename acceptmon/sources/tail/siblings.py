@@ -14,13 +14,34 @@ from collections.abc import Iterable
 from typing import Any
 
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, fingerprint, is_rotated_name
-from acceptmon.sources.tail.fs import FileSystem, Handle, Stat
-from acceptmon.sources.tail.stream import FileStream, Known, identity_of, known_prefix, prefix_fingerprint
+from acceptmon.sources.tail.fs import FileSystem, Handle, HeadHash, Stat
+from acceptmon.sources.tail.stream import (
+    FileStream,
+    Known,
+    file_id_of,
+    identity_of,
+    known_prefix,
+    prefix_fingerprint,
+)
 
-#: Listings ``rotated_siblings`` takes at most to find two that agree; after the
-#: third it backs off a little, since logrotate may be mid-way through a chain.
+#: Listings a scan takes at most to find two that agree; from the third on it waits
+#: ``FileSystem.scan_backoff_s`` per try, where that is not 0. Unsettled, the follower
+#: looks again at its next poll.
 SCAN_TRIES = 12
-SCAN_BACKOFF_S = 0.002
+#: Without waiting, fewer tries: immediate listings agree, or logrotate is mid-chain.
+QUICK_SCAN_TRIES = 4
+
+
+def age_key(base: str, name: str, mtime_ns: int) -> tuple[int, int, str]:
+    """The one order of a log's rotated siblings, older first: by mtime, then ``.N``
+    descending (higher N is older: SFTP's whole-second mtimes tie), then name.
+
+    A long all-digit suffix is a date or epoch stamp (``-20250601``), which
+    sorts by name like any other date format.
+    """
+    suffix = name[len(base) + 1 :]
+    number = int(suffix) if suffix.isdigit() and len(suffix) <= 4 else 0
+    return (mtime_ns, -number, name)
 
 
 def rotated_siblings(fs: FileSystem, real: str) -> list[tuple[str, Stat]]:
@@ -35,13 +56,15 @@ def scan_siblings(fs: FileSystem, real: str) -> tuple[list[tuple[str, Stat]], bo
     listing can miss a file (stat of ``.5`` found ``.4``'s file; ``.6`` was
     stat-ed before ``.5``'s file reached it). A missed file looks gone, and its
     "done" mark went with it: the next look read it again whole. So list until
-    two listings agree, as the SSH follower does; a caller that would forget
-    files unless they are listed acts only on a settled listing.
+    two listings agree (locally backing off a little, as before the SSH source
+    shared this scan); a caller that would forget files unless they are listed
+    acts only on a settled listing, and looks again at its next poll.
     """
     found = _scan(fs, real)
-    for attempt in range(1, SCAN_TRIES):
-        if attempt >= 3:
-            time.sleep(SCAN_BACKOFF_S * (attempt - 2))
+    backoff = fs.scan_backoff_s
+    for attempt in range(1, SCAN_TRIES if backoff else QUICK_SCAN_TRIES):
+        if attempt >= 3 and backoff:
+            time.sleep(backoff * (attempt - 2))
         again = _scan(fs, real)
         if _same(again, found):
             return again, True
@@ -55,17 +78,18 @@ def _scan(fs: FileSystem, real: str) -> list[tuple[str, Stat]]:
         entries = fs.listdir(directory or ".", lambda name: is_rotated_name(base, name))
     except OSError:
         return []
-    found = [
-        (posixpath.join(directory, e.name), Stat(e.size, e.mtime_ns, e.identity))
-        for e in entries
-        if e.identity is not None
-    ]
-    return sorted(found, key=lambda f: (f[1].mtime_ns, f[0]))
+    found = [(e.name, Stat(e.size, e.mtime_ns, e.identity)) for e in entries]
+    found.sort(key=lambda f: age_key(base, f[0], f[1].mtime_ns))
+    return [(posixpath.join(directory, name), st) for name, st in found]
 
 
 def _same(a: list[tuple[str, Stat]], b: list[tuple[str, Stat]]) -> bool:
-    def key(found: list[tuple[str, Stat]]) -> list[tuple[str, str]]:
-        return sorted((p, identity_of(st)) for p, st in found)
+    """Same names for the same files (without inodes: the same sizes and mtimes)."""
+
+    def key(found: list[tuple[str, Stat]]) -> list[tuple[str, str, int, int]]:
+        return sorted(
+            (p, identity_of(st), *((0, 0) if st.identity else (st.size, st.mtime_ns))) for p, st in found
+        )
 
     return key(a) == key(b)
 
@@ -108,24 +132,32 @@ def find_content(
 
 def copy_identity(
     real: str, identity: str, fp: str, fp_len: int, *, fs: FileSystem, known: Known = ()
-) -> str | None:
-    """Identity of another sibling that starts with the bytes hashed in ``fp``, however long it is."""
+) -> tuple[str, str, int] | None:
+    """Another sibling that starts with the bytes hashed in ``fp``, however long it is:
+    its identity and what ``DoneFiles`` knows it by (without inodes: its own head, which
+    may be shorter than ``fp``'s; with them, ``fp``)."""
     found = find_content(
         real, identity, fp, fp_len, min_size=0, fs=fs, exclude=frozenset([identity]), known=known
     )
     if found is None:
         return None
+    h = found[0]
     try:
-        return identity_of(found[0].stat())
+        st = h.stat()
+        if st.identity is not None:
+            return str(st.identity), fp, fp_len
+        head = h.read_at(0, FINGERPRINT_BYTES)
+        return str(file_id_of(h, st)), fingerprint(head), len(head)
     finally:
-        found[0].close()
+        h.close()
 
 
 class DoneFiles:
     """Rotated siblings we need not read: finished by us, or there before we started.
 
     Keyed by identity, with the fingerprint of the first bytes so that a new
-    file that reuses a done file's inode is still read.
+    file that reuses a done file's inode is still read. Without inodes the key
+    is the ``HeadHash`` of those bytes, and a file is done if it starts with them.
     """
 
     def __init__(self, entries: dict[str, tuple[str, int]] | None = None) -> None:
@@ -145,7 +177,10 @@ class DoneFiles:
                     data = h.read_at(0, FINGERPRINT_BYTES)
                 finally:
                     h.close()
-                self.add(identity_of(st), *_fp(data))
+                fp = _fp(data)
+                key = identity_of(st) or (str(HeadHash.of(fp[0])) if data else "")
+                if key:
+                    self.add(key, *fp)
 
     def unseen(
         self, real: str, streams: Iterable[FileStream], fs: FileSystem
@@ -165,7 +200,7 @@ class DoneFiles:
             h = None if identity in known else _open(fs, path)
             if h is None:
                 continue
-            done = self.entries.get(identity)
+            done = self.entries.get(identity) if identity else self._done_by_content(h, present)
             if (
                 (done and _starts_with(h, *done))
                 or any(_starts_with(h, s.fp, s.fp_len) or _is_known(h, st.size, s.head) for s in followed)
@@ -178,6 +213,18 @@ class DoneFiles:
         if settled:  # forget only what a settled listing shows gone
             self.entries = {k: v for k, v in self.entries.items() if k in present or k in known}
         return out
+
+    def _done_by_content(self, h: Handle, present: set[str]) -> tuple[str, int] | None:
+        """Without inodes: the done entry this file starts like (then still present), if any."""
+        try:
+            head = h.read_at(0, FINGERPRINT_BYTES)
+        except OSError:
+            return None
+        for key, (fp, n) in self.entries.items():
+            if n and len(head) >= n and fingerprint(head[:n]) == fp:
+                present.add(key)
+                return fp, n
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {k: list(v) for k, v in self.entries.items()}

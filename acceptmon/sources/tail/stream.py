@@ -30,11 +30,13 @@ def known_prefix(known: Known, size: int) -> str | None:
     return next((h for n, h in known if n == size), None)
 
 
+class NoIdentityYet(OSError):
+    """An empty file where there are no inodes: nothing tells it apart yet, so it is not followed yet."""
+
+
 def identity_of(st: Stat) -> str:
-    """The inode a stream tells files apart by, as checkpoints write it (the filesystem must have them)."""
-    if st.identity is None:
-        raise OSError("this filesystem has no inodes")
-    return str(st.identity)
+    """The inode as checkpoints write it; "" where the filesystem has none (content tells files apart)."""
+    return "" if st.identity is None else str(st.identity)
 
 
 def file_id_of(h: Handle, st: Stat) -> FileId:
@@ -42,7 +44,7 @@ def file_id_of(h: Handle, st: Stat) -> FileId:
     ``HeadHash`` of its first bytes now (taken once, at first sight, by a stream)."""
     found = st.identity if st.identity is not None else h.identity()
     if found is None:
-        raise OSError("an empty file has no identity yet where there are no inodes")
+        raise NoIdentityYet("an empty file has no identity yet where there are no inodes")
     return found
 
 
@@ -99,7 +101,11 @@ class FileStream:
         if self.handle is None:
             return True
         data = self.handle.read_at(0, FINGERPRINT_BYTES)
-        if self.fp_len and (len(data) < self.fp_len or fingerprint(data[: self.fp_len]) != self.fp):
+        if self.fp_len and len(data) < self.fp_len:
+            # Shorter than what we fingerprinted: a copy cut short of it (copytruncate
+            # under a running writer) still holds our bytes; anything else is replaced.
+            return bool(data) and self.head.startswith(data)
+        if self.fp_len and fingerprint(data[: self.fp_len]) != self.fp:
             return False
         if len(data) > self.fp_len:
             self.fp, self.fp_len = fingerprint(data), len(data)

@@ -13,9 +13,10 @@ from acceptmon.sources.local import LocalSource
 from acceptmon.sources.rotation import fingerprint
 from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh.options import SSHSettings
-from acceptmon.sources.tail.entry import Entry, files_of
+from acceptmon.sources.tail.entry import Entry, check_document, files_of, ssh_files_of
 from acceptmon.sources.tail.fs import DevInode, HeadHash, parse_file_id
 from acceptmon.statefiles import CHECKPOINT_VERSION
+from acceptmon.statefiles.strict import WrongShape
 from tests.support.fakefs import FakeFS
 from tests.unit.sources.ssh.test_source import FakePool
 
@@ -111,7 +112,7 @@ def test_ssh_source_resumes_from_an_old_unversioned_checkpoint() -> None:
         src.commit(c)
     state = src.checkpoint()
     assert state["version"] == CHECKPOINT_VERSION
-    assert state["files"]["/var/log/app.log"]["offset"] == 6
+    assert state["files"]["/var/log/app.log"]["streams"][0]["offset"] == 6
 
 
 def test_local_source_resumes_from_an_old_shape_checkpoint(tmp_path: Path) -> None:
@@ -137,3 +138,19 @@ def test_local_source_resumes_from_an_old_shape_checkpoint(tmp_path: Path) -> No
     (saved,) = src.checkpoint()["files"][str(log)]["streams"]
     assert saved["identity"] == entry["identity"] and saved["offset"] == 8
     src.close()
+
+
+def test_an_ssh_document_may_have_the_local_shape() -> None:
+    entry = {"identity": "sftp:00112233445566ff", "offset": 2, "lineno": 2, "fingerprint": "ab", "fp_len": 2}
+    doc = {"url": "ssh://h/x", "version": CHECKPOINT_VERSION, "files": {"/x": {"done": {}, "streams": []}}}
+    check_document(doc, "s")
+    doc["files"] = {"/x": {"done": {}, "streams": [entry | {"real": "/x"}]}}
+    check_document(doc, "s")
+    doc["files"] = {"/x": {"done": {}, "streams": [entry]}}  # no "real"
+    with pytest.raises(WrongShape):
+        check_document(doc, "s")
+
+
+def test_old_ssh_known_heads_become_done_files() -> None:
+    state = {"url": "ssh://h/x", "files": {}, "known": {"/x": [["ab" * 16, 7], ["bad", 0]]}}
+    assert ssh_files_of(state) == {"/x": {"done": {"sftp:" + "ab" * 8: ["ab" * 16, 7]}, "streams": []}}

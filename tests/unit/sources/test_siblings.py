@@ -9,12 +9,14 @@ that the file was done, and reading it again whole at the next look.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from acceptmon.sources.ssh.sftpfs import SFTPFS
 from acceptmon.sources.tail import localfs, siblings
 from acceptmon.sources.tail.fs import Stat
 from acceptmon.sources.tail.localfs import LocalFS, to_stat
@@ -86,7 +88,27 @@ def test_an_unsettled_listing_forgets_nothing(tmp_path: Path, monkeypatch: pytes
         return [(str(tmp_path / name), to_stat(os.stat(tmp_path / name)))]
 
     monkeypatch.setattr(siblings, "_scan", restless)
-    monkeypatch.setattr(siblings, "SCAN_BACKOFF_S", 0.0)
+    monkeypatch.setattr(FS, "scan_backoff_s", 0.0)
     assert scan_siblings(FS, str(log))[1] is False
     done.unseen(str(log), [], FS)
     assert done.entries == before
+
+
+def test_a_scan_over_sftp_never_sleeps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over SFTP the scan runs on the host's worker thread: an unsettled listing is looked
+    at again at the next poll instead."""
+    monkeypatch.setattr(time, "sleep", _no_sleep)
+    calls = 0
+
+    def restless(fs: object, real: str) -> list[tuple[str, Stat]]:
+        nonlocal calls
+        calls += 1
+        return [(f"{real}.{calls}", Stat(1, 1, None))]
+
+    monkeypatch.setattr(siblings, "_scan", restless)
+    assert scan_siblings(SFTPFS(cast(Any, None)), str(tmp_path / "x.log"))[1] is False
+    assert calls == siblings.QUICK_SCAN_TRIES
+
+
+def _no_sleep(_s: float) -> None:
+    raise AssertionError("the sibling scan slept")

@@ -4,6 +4,7 @@ The documents below are spelled out key by key, as ``SSHSource.checkpoint``
 wrote them: ``url``, ``version``, one entry per path under ``files``, and the
 rotated heads that were history under ``known`` (older ones had no
 ``version``). Whatever shape a later follower writes, these must still read.
+Today's documents have the local shape (``ssh_files_of`` maps the old one to it).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from typing import Any
 import pytest
 
 from acceptmon.sources.rotation import fingerprint
+from acceptmon.sources.tail.entry import ssh_files_of
 from acceptmon.sources.tail.fs import HeadHash
 from tests.support.fakefs import FakeFS
-from tests.unit.sources.ssh.test_follow import LOG
-from tests.unit.sources.ssh.test_source import drive, make
+from tests.unit.sources.ssh.test_source import LOG, drive, make
 
 FIRST = b"2026-12-01 a\n2026-12-01 b\n"
 HISTORY = b"2026-11-30 old\n"
@@ -63,14 +64,24 @@ def resume(fs: FakeFS, state: dict[str, Any]) -> list[str]:
     return lines
 
 
-def test_today_writes_the_documents_these_tests_read() -> None:
+def test_today_writes_these_documents_in_the_one_shape() -> None:
+    """What up to 562a699 wrote as ``doc()`` is now written in the local shape, and maps to it without loss."""
     fs = disk()
     src, _, clock = make()
     fs.files[LOG].data.clear()  # started before the first line, with HISTORY already rotated
     assert drive(src, fs, clock) == []
     fs.write(LOG, FIRST)
     assert drive(src, fs, clock) == ["2026-12-01 a", "2026-12-01 b"]
-    assert src.checkpoint() == doc()
+    history = [fingerprint(HISTORY), len(HISTORY)]
+    (entry,) = doc()["files"].values()
+    files = {LOG: {"done": {str(HeadHash.of(history[0])): history}, "streams": [entry]}}
+    assert ssh_files_of(doc()) == ssh_files_of(doc(versioned=False)) == files
+    now = src.checkpoint()
+    assert (
+        now.keys() == {"url", "version", "files"} and now["url"] == f"ssh://gpu1{LOG}" and now["version"] == 1
+    )
+    (written,) = now["files"][LOG]["streams"]  # the shared follower's entry adds mtime_ns and marks
+    assert now["files"][LOG]["done"] == files[LOG]["done"] and written.items() >= entry.items()
 
 
 @pytest.mark.parametrize("versioned", [True, False], ids=["versioned", "unversioned"])
@@ -91,6 +102,13 @@ def test_rotation_while_down_finishes_the_old_file_then_reads_the_new(how: str) 
         fs.copytruncate(LOG, f"{LOG}.1")
     fs.write(LOG, b"2026-12-02 d\n")
     assert resume(fs, doc()) == ["2026-12-01 c", "2026-12-02 d"]
+
+
+def test_todays_documents_resume_as_the_old_ones_do() -> None:
+    fs = disk()
+    fs.write(LOG, b"2026-12-01 c\n")
+    state = {"url": f"ssh://gpu1{LOG}", "version": 1, "files": ssh_files_of(doc())}
+    assert resume(fs, state) == ["2026-12-01 c"]
 
 
 def test_history_stays_history_when_the_file_is_gone() -> None:

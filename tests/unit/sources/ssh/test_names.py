@@ -1,9 +1,16 @@
-"""Rotated-sibling ordering and glob filtering for remote logs."""
+"""Rotated-sibling ordering (the one age rule, tail/siblings.py) and glob filtering for remote logs."""
 
 from __future__ import annotations
 
-from acceptmon.sources.ssh.names import glob_matches, siblings_oldest_first
+from acceptmon.sources.rotation import is_rotated_name
+from acceptmon.sources.ssh.names import glob_matches
 from acceptmon.sources.tail.fs import DirEntry
+from acceptmon.sources.tail.siblings import age_key
+
+
+def siblings_oldest_first(base: str, entries: list[DirEntry]) -> list[DirEntry]:
+    found = [e for e in entries if is_rotated_name(base, e.name)]
+    return sorted(found, key=lambda e: age_key(base, e.name, e.mtime_ns))
 
 
 def test_siblings_oldest_first_with_same_second_mtimes() -> None:

@@ -8,7 +8,8 @@ from acceptmon.clock import ManualClock
 from acceptmon.sources.ssh import SSHSource
 from acceptmon.sources.ssh.options import SSHSettings
 from tests.support.fakefs import FakeFS
-from tests.unit.sources.ssh.test_follow import LOG
+
+LOG = "/var/log/app.log"
 
 
 class FakeWorker:
@@ -56,7 +57,8 @@ def test_checkpoint_restore_round_trip() -> None:
     fs.append(LOG, "a", "b")
     assert drive(src, fs, clock) == ["a", "b"]
     state = src.checkpoint()
-    assert state["files"][LOG]["offset"] == 4 and state["files"][LOG]["lineno"] == 3
+    (entry,) = state["files"][LOG]["streams"]
+    assert entry["offset"] == 4 and entry["lineno"] == 3
     fs.append(LOG, "c")
     again, _, clock2 = make()
     again.restore(state)
@@ -115,11 +117,11 @@ def test_rotated_files_known_before_a_first_line_stay_history_across_a_restart()
     fs.append(f"{LOG}.1", "history")
     assert drive(src, fs, clock) == []
     state = src.checkpoint()
-    assert state["known"][LOG] and "files" in state and not state["files"]
+    assert state["files"][LOG]["done"] and not state["files"][LOG]["streams"]
     fs.append(LOG, "a")
     fs.rename(f"{LOG}.1", f"{LOG}.2")
     fs.rename(LOG, f"{LOG}.1")
     again, _, clock2 = make()
     again.restore(state)
     assert drive(again, fs, clock2) == ["a"]
-    assert again.checkpoint()["files"][LOG]["offset"] == 2
+    assert again.checkpoint()["files"][LOG]["streams"][0]["offset"] == 2
