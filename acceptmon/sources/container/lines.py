@@ -1,0 +1,205 @@
+"""Container runtime log lines → the engine's own lines (pure, stateful).
+
+Runtimes wrap each line the engine writes: Docker's json-file driver as
+``{"log": "…\\n", "stream": "stdout", "time": "…Z"}``, kubelet/containerd (CRI)
+as ``<RFC3339Nano> stdout F <text>``. Both split a line over 16 KiB into
+pieces (json-file: a ``log`` without the trailing newline; CRI: tag ``P``
+until the ``F`` piece), so a long ``server_args`` line must be joined before
+the parser sees it. The format is detected once per file from its first
+non-blank line; a plain file then passes through as the same list object.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import NamedTuple
+
+from acceptmon.sources.lines import MAX_LINE_BYTES
+
+PLAIN, CRI, JSON_FILE = "plain", "cri", "json-file"
+STREAMS = frozenset({"stdout", "stderr"})
+
+#: (time, stream, partial, content) of one runtime record.
+Piece = tuple[datetime | None, str, bool, str]
+
+
+class Message(NamedTuple):
+    """One line as the engine wrote it, with what the runtime knew about it."""
+
+    text: str
+    stream: str | None
+    time: datetime | None
+
+
+class Decoded(NamedTuple):
+    """Messages as parallel lists, so a plain file costs no per-line objects.
+
+    ``streams`` and ``times`` are None for a plain file (``texts`` is then
+    the list that was fed in).
+    """
+
+    texts: list[str]
+    streams: list[str] | None
+    times: list[datetime | None] | None
+
+    def messages(self) -> Iterator[Message]:
+        if self.streams is None or self.times is None:
+            return (Message(t, None, None) for t in self.texts)
+        return (Message(*m) for m in zip(self.texts, self.streams, self.times, strict=True))
+
+
+def _time(raw: str) -> datetime | None:
+    """RFC 3339 with a zone (Go's RFC3339Nano; digits past microseconds dropped), else None."""
+    if len(raw) < 20 or raw[10] != "T":
+        return None
+    try:
+        when = datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
+
+
+def _cri(line: str) -> Piece | None:
+    """(time, stream, partial, content) of a CRI line, or None (kubelet's parseCRILog rules)."""
+    parts = line.split(" ", 3)
+    if len(parts) != 4 or parts[1] not in STREAMS:
+        return None
+    when = _time(parts[0])
+    if when is None:
+        return None
+    # Tags are ':'-separated and only the first is defined; anything but P ends a message.
+    return when, parts[1], parts[2].partition(":")[0] == "P", parts[3]
+
+
+def _json(line: str) -> Piece | None:
+    """(time, stream, partial, content) of a json-file record, or None."""
+    if not line.startswith("{"):
+        return None
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(rec, dict):
+        return None
+    text, stream, raw = rec.get("log"), rec.get("stream"), rec.get("time")
+    if not isinstance(text, str) or stream not in STREAMS:
+        return None
+    when = _time(raw) if isinstance(raw, str) else None
+    if text.endswith("\n"):
+        return when, stream, False, text[:-2] if text.endswith("\r\n") else text[:-1]
+    return when, stream, True, text
+
+
+def detect(line: str) -> str:
+    """The format a file is in, judged from one of its (non-blank) lines."""
+    if _cri(line) is not None:
+        return CRI
+    if _json(line) is not None:
+        return JSON_FILE
+    return PLAIN
+
+
+class _Partial:
+    """Pieces of one stream's unfinished message."""
+
+    __slots__ = ("pieces", "size", "skipping", "time")
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.size = 0
+        self.time: datetime | None = None
+        self.skipping = False
+
+
+class Decoder:
+    """Decode one file's lines; pieces of a message are joined per stream.
+
+    ``feed`` takes complete lines (as ``LineSplitter`` yields them). A message
+    whose pieces pass ``max_message`` characters is dropped and counted in
+    ``errors["overlong"]`` (its later pieces are skipped up to its final one),
+    so memory stays bounded; a line that is not in the file's format is
+    counted in ``errors["malformed"]`` and skipped. A message still in pieces
+    at the end of the input stays pending until more lines or ``flush``.
+    """
+
+    __slots__ = ("_parse", "_partial", "errors", "format", "max_message")
+
+    def __init__(self, max_message: int = MAX_LINE_BYTES) -> None:
+        self.format: str | None = None
+        self.max_message = max_message
+        self.errors = {"malformed": 0, "overlong": 0}
+        self._partial = {s: _Partial() for s in sorted(STREAMS)}
+        self._parse: Callable[[str], Piece | None] = _cri
+
+    @property
+    def pending_bytes(self) -> int:
+        """Characters held in unfinished messages."""
+        return sum(p.size for p in self._partial.values())
+
+    @property
+    def pending_pieces(self) -> int:
+        return sum(len(p.pieces) for p in self._partial.values())
+
+    def feed(self, lines: list[str]) -> Decoded:
+        if self.format is None:
+            first = next((s for s in lines if s.strip()), None)
+            if first is None:
+                return Decoded(lines, None, None)
+            self.format = detect(first)
+            self._parse = _json if self.format == JSON_FILE else _cri
+        if self.format == PLAIN:
+            return Decoded(lines, None, None)
+        return self._decode(lines)
+
+    def flush(self) -> Decoded:
+        """Hand over unfinished messages as they are (the input has ended)."""
+        texts: list[str] = []
+        streams: list[str] = []
+        times: list[datetime | None] = []
+        for stream, part in self._partial.items():
+            if part.pieces:
+                texts.append("".join(part.pieces))
+                streams.append(stream)
+                times.append(part.time)
+            self._partial[stream] = _Partial()
+        return Decoded(texts, streams, times)
+
+    def _decode(self, lines: list[str]) -> Decoded:
+        texts: list[str] = []
+        streams: list[str] = []
+        times: list[datetime | None] = []
+        parse, limit, partials = self._parse, self.max_message, self._partial
+        for line in lines:
+            got = parse(line)
+            if got is None:
+                self.errors["malformed"] += 1
+                continue
+            when, stream, partial, text = got
+            part = partials[stream]
+            if not part.pieces and not part.skipping:
+                if not partial:  # the common case: a whole line in one record
+                    if len(text) > limit:
+                        self.errors["overlong"] += 1
+                        continue
+                    texts.append(text)
+                    streams.append(stream)
+                    times.append(when)
+                    continue
+                part.time = when
+            if part.skipping:
+                part.skipping = partial
+                continue
+            part.size += len(text)
+            if part.size > limit:
+                self.errors["overlong"] += 1
+                part.pieces, part.size, part.skipping = [], 0, partial
+                continue
+            part.pieces.append(text)
+            if not partial:
+                texts.append("".join(part.pieces))
+                streams.append(stream)
+                times.append(part.time)
+                part.pieces, part.size, part.time = [], 0, None
+        return Decoded(texts, streams, times)
