@@ -83,7 +83,8 @@ def _json(line: str) -> Piece | None:
         return None
     if not isinstance(rec, dict):
         return None
-    text, stream, raw = rec.get("log"), rec.get("stream"), rec.get("time")
+    # Docker omits an empty ``log`` (an empty piece); ``attrs`` may be present and is ignored.
+    text, stream, raw = rec.get("log", ""), rec.get("stream"), rec.get("time")
     if not isinstance(text, str) or stream not in STREAMS:
         return None
     when = _time(raw) if isinstance(raw, str) else None

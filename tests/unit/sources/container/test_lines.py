@@ -176,6 +176,17 @@ def test_runtime_times_are_parsed_with_their_zone() -> None:
     assert m == Message("no time", "stderr", None)
 
 
+def test_json_file_escapes_attrs_and_omitted_empty_log_are_read() -> None:
+    lines = [
+        r'{"log":"a \u003cb\u003e \u0026 \"q\" \u2028 \\ \t\r\n","stream":"stderr","attrs":{"tag":"x"},"time":"2026-11-30T12:00:01Z"}',
+        '{"stream":"stdout","time":"2026-11-30T12:00:01Z"}',
+        docker("end"),
+    ]
+    d = Decoder()
+    assert [m.text for m in decode(lines, d)] == ['a <b> & "q" \u2028 \\ \t', "end"]
+    assert d.errors == {"malformed": 0, "overlong": 0}
+
+
 def test_first_piece_time_is_the_message_time() -> None:
     lines = [cri("a", tag="P", when="2026-11-30T12:00:01Z"), cri("b", when="2026-11-30T12:00:02Z")]
     (m,) = decode(lines)
