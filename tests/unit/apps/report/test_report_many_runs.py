@@ -11,8 +11,6 @@ import pytest
 from acceptmon.cli import main
 from acceptmon.testing.many_runs import many_runs
 
-matplotlib = pytest.importorskip("matplotlib")
-
 
 @pytest.fixture
 def artists(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
