@@ -10,7 +10,7 @@ import base64
 import http.client
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import bcrypt
@@ -18,13 +18,12 @@ import pytest
 
 from acceptmon.apps.agent.web.admission import Lanes, Throttle
 from acceptmon.apps.agent.web.routes import Routes
-from acceptmon.apps.agent.web.server import HttpServer, Limits
+from acceptmon.apps.agent.web.server import HttpServer
 from acceptmon.settings.web import BasicAuth, WebSettings
 from tests.support.wait import wait_for
 
 HASH = bcrypt.hashpw(b"pw", bcrypt.gensalt(4)).decode()
 WEB = WebSettings(users={"prom": HASH})
-DEFAULTS = Limits()
 
 
 class HeldBcrypt:
@@ -41,21 +40,6 @@ class HeldBcrypt:
             self.calls += 1
         self.held.wait(10)
         return bool(bcrypt.checkpw(password, hashed))
-
-
-@pytest.fixture
-def start() -> Iterator[Callable[..., HttpServer]]:
-    servers: list[HttpServer] = []
-
-    def make(routes: Routes, web: WebSettings | None = WEB, limits: Limits = DEFAULTS) -> HttpServer:
-        server = HttpServer("127.0.0.1", 0, routes, web, limits=limits)
-        server.start()
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.stop()
 
 
 def held_bcrypt(server: HttpServer, monkeypatch: pytest.MonkeyPatch) -> HeldBcrypt:
@@ -107,7 +91,7 @@ def in_flight(port: int, count: int, path: str, auth: Callable[[int], str | None
 def test_a_non_ascii_authorization_header_gets_401_not_a_closed_connection(
     start: Callable[..., HttpServer],
 ) -> None:
-    port = start(ROUTES).port
+    port = start(ROUTES, WEB).port
     for value in ("Basic \xe9\xe9\xe9".encode("latin-1"), "Basic cHJvbTpwdw==\xff".encode("latin-1")):
         status, _body = request(port, "/metrics", value)
         assert status == 401, value
@@ -119,7 +103,7 @@ def test_a_non_ascii_authorization_header_gets_401_not_a_closed_connection(
 def test_a_repeated_wrong_password_costs_one_bcrypt_check(
     start: Callable[..., HttpServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server = start(ROUTES)
+    server = start(ROUTES, WEB)
     fake = held_bcrypt(server, monkeypatch)
     for _ in range(6):
         assert request(server.port, "/metrics", basic("prom", "guess"))[0] == 401
@@ -145,7 +129,7 @@ def test_a_client_guessing_new_passwords_is_throttled_without_bcrypt(
     start: Callable[..., HttpServer],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    server = start(ROUTES)  # the defaults: a burst of 10 checks, then 5 a second
+    server = start(ROUTES, WEB)  # the defaults: a burst of 10 checks, then 5 a second
     fake = held_bcrypt(server, monkeypatch)
     statuses = [request(server.port, "/metrics", basic("prom", f"guess-{i}"))[0] for i in range(40)]
     assert statuses[:10] == [401] * 10 and set(statuses) == {401, 429}
@@ -158,7 +142,7 @@ def test_verified_scrapes_are_served_while_bcrypt_checks_hold_the_untrusted_work
     start: Callable[..., HttpServer],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    server = start(ROUTES, limits=Limits(workers=4, queue=4))
+    server = start(ROUTES, WEB, workers=4, queue=4)
     fake = held_bcrypt(server, monkeypatch)
     assert request(server.port, "/metrics", basic("prom", "pw"))[0] == 200  # verified, cached
     fake.held.clear()
@@ -184,7 +168,7 @@ def test_verified_scrapes_are_served_while_healthz_probes_hold_a_worker(
         release.wait(10)
         return "text/plain", b"ok\n"
 
-    server = start({**ROUTES, "/healthz": slow_health}, limits=Limits(workers=4, queue=4))
+    server = start({**ROUTES, "/healthz": slow_health}, WEB, workers=4, queue=4)
     flood = in_flight(server.port, 24, "/healthz", lambda _i: None)
     try:
         assert entered.acquire(timeout=5)
@@ -222,7 +206,7 @@ def test_throttle_refills_and_forgets_old_clients() -> None:
 
 
 def test_http_client_sees_401_for_latin1_credentials(start: Callable[..., HttpServer]) -> None:
-    port = start(ROUTES).port
+    port = start(ROUTES, WEB).port
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     conn.putrequest("GET", "/metrics")
     conn.putheader("Authorization", "Basic ñandú".encode("latin-1"))

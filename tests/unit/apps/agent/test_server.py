@@ -10,14 +10,14 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import bcrypt
 import pytest
 
 from acceptmon.apps.agent.web.routes import Routes
-from acceptmon.apps.agent.web.server import HttpServer, Limits
+from acceptmon.apps.agent.web.server import HttpServer
 from acceptmon.settings.web import TlsSettings, WebSettings
 from tests.support.certs import Certs, issue, make_certs
 from tests.support.wait import wait_for
@@ -28,21 +28,6 @@ ROUTES: Routes = {
     "/healthz": lambda: ("text/plain", b"ok\n"),
     "/api/runs": lambda: ("application/json", b"[]"),
 }
-
-
-@pytest.fixture
-def start() -> Iterator[Callable[..., HttpServer]]:
-    servers: list[HttpServer] = []
-
-    def make(routes: Routes = ROUTES, web: WebSettings | None = None, **limits: float) -> HttpServer:
-        server = HttpServer("127.0.0.1", 0, routes, web, limits=Limits(**limits))  # type: ignore[arg-type]
-        server.start()
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.stop()
 
 
 def get(port: int, path: str, auth: str | None = None) -> http.client.HTTPResponse:
@@ -58,7 +43,7 @@ def test_basic_auth_protects_all_but_healthz_and_headers_go_on_every_response(
     start: Callable[..., HttpServer],
 ) -> None:
     web = WebSettings(users={"prom": HASH}, headers=(("X-Frame-Options", "deny"),))
-    port = start(web=web).port
+    port = start(ROUTES, web=web).port
     for path in ("/metrics", "/api/runs", "/nope"):
         for auth in (None, "prom:wrong", "nobody:pw", "prom"):
             resp = get(port, path, auth)
@@ -71,7 +56,7 @@ def test_basic_auth_protects_all_but_healthz_and_headers_go_on_every_response(
 
 
 def test_keep_alive_serves_many_requests_on_one_connection(start: Callable[..., HttpServer]) -> None:
-    server = start()
+    server = start(ROUTES)
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
     for _ in range(5):
         conn.request("GET", "/metrics")
@@ -82,7 +67,7 @@ def test_keep_alive_serves_many_requests_on_one_connection(start: Callable[..., 
 def test_idle_connections_past_the_bound_cost_no_thread_and_do_not_block_metrics(
     start: Callable[..., HttpServer],
 ) -> None:
-    server = start(max_connections=8, workers=2)
+    server = start(ROUTES, max_connections=8, workers=2)
     threads = threading.active_count()
     idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(40)]
     try:
@@ -98,7 +83,7 @@ def test_idle_connections_past_the_bound_cost_no_thread_and_do_not_block_metrics
 
 
 def test_a_slowloris_client_is_disconnected(start: Callable[..., HttpServer]) -> None:
-    server = start(head_timeout=2.0)
+    server = start(ROUTES, head_timeout=2.0)
     with socket.create_connection(("127.0.0.1", server.port)) as s:
         s.settimeout(1.0)  # the attack's pace: one byte a second, never finishing the head
         began, closed = time.monotonic(), False
@@ -159,7 +144,7 @@ def test_a_renewed_certificate_is_served_and_a_broken_one_keeps_the_old(
     live_cert, live_key = tmp_path / "live.crt", tmp_path / "live.key"
     shutil.copy(certs.server_cert, live_cert)
     shutil.copy(certs.server_key, live_key)
-    server = start(web=WebSettings(tls=TlsSettings(cert_file=str(live_cert), key_file=str(live_key))))
+    server = start(ROUTES, web=WebSettings(tls=TlsSettings(cert_file=str(live_cert), key_file=str(live_key))))
     first = _served_serial(server.port, certs.ca)
     issue(certs.ca, certs.ca.with_suffix(".key"), tmp_path / "renewed", "localhost", server=True)
     shutil.copy(tmp_path / "renewed.key", live_key)
@@ -178,7 +163,8 @@ def test_plain_http_to_the_tls_port_is_refused_and_counted(
 ) -> None:
     certs = make_certs(tmp_path / "certs")
     server = start(
-        web=WebSettings(tls=TlsSettings(cert_file=str(certs.server_cert), key_file=str(certs.server_key)))
+        ROUTES,
+        web=WebSettings(tls=TlsSettings(cert_file=str(certs.server_cert), key_file=str(certs.server_key))),
     )
     with pytest.raises((http.client.HTTPException, OSError)):
         get(server.port, "/metrics")
