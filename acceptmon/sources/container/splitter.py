@@ -130,9 +130,13 @@ class ContainerSplitter:
         tail = b"\n" if open_line and (self._held or self._skip is not None) else b""
         if self.format is None:
             data, self._held = self._held + tail, b""
-            self.format = _detect(data) or PLAIN
-            if self.format == PLAIN:
-                return self.feed(data) if data else ([], 0)
+            fmt = _detect(data)
+            if fmt is None:  # blank lines only: nothing to hand out, in any format
+                self.times, self.lines_read = None, data.count(b"\n")
+                return [], len(data)
+            self.format = fmt
+            if fmt == PLAIN:
+                return self.feed(data)
             self._decoder.set_format(self.format)
             tail = data
         return self._container(tail, final=True)
