@@ -202,10 +202,10 @@ class Decoder:
         parse, limit, partials = self._parse, self.max_message, self._partial
         err, out = partials["stderr"], partials["stdout"]
         malformed = overlong = 0
+        # The last clean point is where the last run of open pieces began: recorded when a
+        # first piece opens a message while the other stream has none open.
         clean: Clean | None = None
         for i, line in enumerate(lines):
-            if not err.pieces and not out.pieces:
-                clean = Clean(i, len(texts), malformed, overlong, (err.skipping, out.skipping))
             got = parse(line)
             if got is None:
                 malformed += 1
@@ -221,6 +221,8 @@ class Decoder:
                     streams.append(stream)
                     times.append(when)
                     continue
+                if not (err if part is out else out).pieces:
+                    clean = Clean(i, len(texts), malformed, overlong, (err.skipping, out.skipping))
                 part.time = when
             if part.skipping:
                 part.skipping = partial
