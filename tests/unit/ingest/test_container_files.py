@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import random
 from collections.abc import Callable
@@ -14,8 +15,9 @@ from acceptmon.cli import main
 from acceptmon.clock import ManualClock
 from acceptmon.ingest import PerRecord, Pipeline
 from acceptmon.ingest.build import build_pipeline
-from acceptmon.model import Record, ServerStart, SpecSample
+from acceptmon.model import CONTAINER_MALFORMED, Record, ServerStart, SpecSample
 from acceptmon.sources.local import LocalSource
+from acceptmon.sources.stdin import StreamSource
 from acceptmon.testing import synth
 from acceptmon.testing.container import cri_lines, docker_lines, rfc3339
 
@@ -155,3 +157,17 @@ def test_llamacpp_without_times_inside_cri_gets_the_runtime_times(tmp_path: Path
     assert all(ts == stamps[lineno - 1] for lineno, ts in spec), spec
     starts = [r.meta.ts for r in records if isinstance(r, ServerStart)]
     assert starts and all(ts is not None and ts.year == T0.year for ts in starts)
+
+
+def test_stdin_detects_and_unwraps_and_counts_bad_records() -> None:
+    plain = incident()
+    data = ("\n".join(docker_lines(plain, T0)) + "\nnot a record\n").encode()
+    source = StreamSource("pipe", io.BytesIO(data), read_size=4096, poll_bytes=1 << 16, wait=True)
+    lines: list[str] = []
+    errors: list[tuple[str, int]] = []
+    while not source.ended:
+        for chunk in source.poll():
+            lines += chunk.lines
+            errors += chunk.errors
+            assert chunk.times is not None and len(chunk.times) == len(chunk.lines)
+    assert lines == plain and errors == [(CONTAINER_MALFORMED, 1)]
