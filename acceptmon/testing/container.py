@@ -71,7 +71,7 @@ def cri_lines(lines: list[str], when: datetime, stream: str = "stdout") -> list[
     return out
 
 
-def docker_lines(lines: list[str], when: datetime, stream: str = "stdout") -> list[str]:
+def json_file_lines(lines: list[str], when: datetime, stream: str = "stdout") -> list[str]:
     """Plain lines as Docker's json-file driver writes them (split at 16 KiB)."""
     out: list[str] = []
     for line in lines:

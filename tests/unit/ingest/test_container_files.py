@@ -19,7 +19,7 @@ from acceptmon.model import CONTAINER_MALFORMED, Record, ServerStart, SpecSample
 from acceptmon.sources.local import LocalSource
 from acceptmon.sources.stdin import StreamSource
 from acceptmon.testing import synth
-from acceptmon.testing.container import cri_lines, docker_lines, rfc3339
+from acceptmon.testing.container import cri_lines, json_file_lines, rfc3339
 
 T0 = datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
 LLAMA = Path(__file__).parents[2] / "data" / "llamacpp" / "restart-drop.log"
@@ -55,7 +55,7 @@ def logs(tmp_path: Path) -> dict[str, Path]:
     return {
         "plain": write(tmp_path / "plain.log", plain),
         "cri": write(tmp_path / "0.log", cri_lines(plain, T0)),
-        "json-file": write(tmp_path / "c-json.log", docker_lines(plain, T0)),
+        "json-file": write(tmp_path / "c-json.log", json_file_lines(plain, T0)),
     }
 
 
@@ -104,7 +104,7 @@ def _feed_live(src: LocalSource, pipeline: Pipeline, stop_after: int | None = No
     return fed
 
 
-@pytest.mark.parametrize("wrap", [cri_lines, docker_lines])
+@pytest.mark.parametrize("wrap", [cri_lines, json_file_lines])
 def test_live_source_resumed_inside_a_split_line_counts_exactly(
     tmp_path: Path, wrap: Callable[[list[str], datetime], list[str]]
 ) -> None:
@@ -161,7 +161,7 @@ def test_llamacpp_without_times_inside_cri_gets_the_runtime_times(tmp_path: Path
 
 def test_stdin_detects_and_unwraps_and_counts_bad_records() -> None:
     plain = incident()
-    data = ("\n".join(docker_lines(plain, T0)) + "\nnot a record\n").encode()
+    data = ("\n".join(json_file_lines(plain, T0)) + "\nnot a record\n").encode()
     source = StreamSource("pipe", io.BytesIO(data), read_size=4096, poll_bytes=1 << 16, wait=True)
     lines: list[str] = []
     errors: list[tuple[str, int]] = []

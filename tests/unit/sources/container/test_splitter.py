@@ -14,7 +14,7 @@ from acceptmon.sources.container.lines import Decoder
 from acceptmon.sources.container.splitter import ContainerSplitter
 from acceptmon.sources.lines import LineSplitter
 from acceptmon.testing import synth
-from acceptmon.testing.container import cri, cri_lines, docker, docker_lines
+from acceptmon.testing.container import cri, cri_lines, docker, json_file_lines
 
 T0 = datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
 
@@ -65,7 +65,7 @@ def test_detection_waits_for_the_first_non_blank_line() -> None:
 def test_split_server_args_any_cut_gives_the_plain_lines_and_times() -> None:
     line = synth.server_args_line(T0, cuda_graph_bs=list(range(1, 3100)))
     plain = [line, *synth.traffic(random.Random(2), T0, 5, 2.5)]
-    for wrap in (cri_lines, docker_lines):
+    for wrap in (cri_lines, json_file_lines):
         data = raw(wrap(plain, T0))
         for size in (1, 999, 16 * 1024 + 7, len(data)):
             got, offsets = read(data, list(range(size, len(data), size)))
