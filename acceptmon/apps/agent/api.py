@@ -105,6 +105,11 @@ def _runs(agent: Agent) -> list[dict[str, Any]]:
         for run in agent.tracker.runs(source):
             if run.run_id in stats or run.run_id not in known:
                 out.append(_compact(source, run, stats.get(run.run_id) or RunStats(run)))
+    identities = agent.origins.identities
+    for row in out:
+        identity = identities.get(row["source"])
+        if identity is not None:
+            row["host"], row["labels"] = identity.host, dict(identity.labels)
     return out
 
 

@@ -52,7 +52,8 @@ def test_follow_feeds_through_the_live_loop(tmp_path: Path, monkeypatch: pytest.
 
 def test_the_live_specs_are_the_agents_source_settings() -> None:
     from acceptmon.settings.sources import SourceSettings
-    from acceptmon.sources.files import Log, open_local
+    from acceptmon.sources.files import Log
+    from acceptmon.sources.rotation import open_local
     from acceptmon.sources.ssh.options import SSHSettings
 
     specs = live.live_specs(
