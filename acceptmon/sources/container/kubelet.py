@@ -105,7 +105,6 @@ def _container(directory: str, namespace: str, pod: str, container: str) -> list
                 started if started is not None else mtime(files[0]),
                 restart,
                 labels,
-                own_series=f"{namespace}/{pod}/{container}",
             )
         )
     return out

@@ -6,9 +6,9 @@ before a change lives in the previous instance's file. ``Instance`` is one
 container instance's log (its rotations oldest first); ``series_of`` groups
 instances into workloads and orders each workload's instances by their start.
 
-Two instances of one workload that ran side by side for longer than
-``overlap_s`` (two replicas on one node) cannot be one series: the later one
-then keeps a series of its own, named after its pod.
+Two pods of one workload that ran side by side for longer than ``overlap_s``
+(two replicas on one node) cannot be one series: the later one takes a
+second slot of the workload (``series_of``).
 """
 
 from __future__ import annotations
@@ -57,8 +57,6 @@ class Instance:
     restart: int = 0
     #: What alerts say about it: namespace, pod, container (kubelet) or container (Docker).
     labels: tuple[tuple[str, str], ...] = ()
-    #: The series it takes when it runs beside an older instance of its workload.
-    own_series: str = ""
 
     def label(self, key: str) -> str:
         return dict(self.labels).get(key, "")
@@ -69,24 +67,33 @@ def series_of(
     overlap_s: float = OVERLAP_S,
     ended: Callable[[Instance], float] | None = None,
 ) -> dict[str, list[Instance]]:
-    """Each series with its instances oldest first (replicas side by side split off, see above).
+    """Each series with its instances oldest first.
 
-    ``ended`` tells when an instance last wrote (default: its last line's time); it is asked
-    only where another pod of the workload follows."""
+    Pods of one workload that serve side by side (see above) take slots: the first is the
+    workload's series, the second ``…#2`` and so on, each slot reused once its pod is over, so
+    the number of series stays that of the replicas, however often pods are replaced. ``ended``
+    tells when an instance last wrote (default: its last line's time); it is asked only where
+    another pod of the workload follows."""
     ended = ended or (lambda i: last_time(i.files[-1]))
     grouped: dict[str, list[Instance]] = {}
     for inst in sorted(instances, key=lambda i: (i.series, i.started, i.restart, i.path)):
         grouped.setdefault(inst.series, []).append(inst)
     out: dict[str, list[Instance]] = {}
     for series, members in grouped.items():
-        last: Instance | None = None
+        slots: list[Instance] = []  # the last instance of each slot
         for inst in members:
-            same_pod = last is not None and inst.label("pod") == last.label("pod")
-            if last is None or same_pod or not inst.own_series or inst.started >= ended(last) - overlap_s:
-                out.setdefault(series, []).append(inst)
-                last = inst
-            else:
-                out.setdefault(inst.own_series, []).append(replace(inst, series=inst.own_series))
+            pod = inst.label("pod")
+            at = next((k for k, last in enumerate(slots) if pod and last.label("pod") == pod), None)
+            if at is None:
+                free = (
+                    k for k, last in enumerate(slots) if not pod or inst.started >= ended(last) - overlap_s
+                )
+                at = next(free, len(slots))
+            if at == len(slots):
+                slots.append(inst)
+            slots[at] = inst
+            name = series if at == 0 else f"{series}#{at + 1}"
+            out.setdefault(name, []).append(inst if at == 0 else replace(inst, series=name))
     return out
 
 

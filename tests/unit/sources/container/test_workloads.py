@@ -85,18 +85,27 @@ def test_kubelet_filters(tmp_path: Path) -> None:
     assert sorted(discover(f"kubernetes:{tmp_path}", only)) == ["llm/sglang-0/c"]
 
 
-def test_replicas_side_by_side_are_two_series() -> None:
-    labels = (("pod", "sglang-7d9f8b6c4-x2x9z"),)
-    old = Instance("ns/sglang/c", "/a/0.log", ("/a/0.log",), 1000.0, 0, labels, "ns/sglang-7d9f8b6c4-x2x9z/c")
-    labels2 = (("pod", "sglang-7d9f8b6c4-q4w8n"),)
-    new = Instance(
-        "ns/sglang/c", "/b/0.log", ("/b/0.log",), 1500.0, 0, labels2, "ns/sglang-7d9f8b6c4-q4w8n/c"
-    )
+def _pod(name: str, started: float) -> Instance:
+    return Instance("ns/sglang/c", f"/{name}/0.log", (f"/{name}/0.log",), started, 0, (("pod", name),))
+
+
+def test_replicas_side_by_side_take_slots_that_pod_churn_reuses() -> None:
+    old, new = _pod("sglang-7d9f8b6c4-x2x9z", 1000.0), _pod("sglang-7d9f8b6c4-q4w8n", 1500.0)
     # The old pod stopped 100 s after the new one started: a rollout, one series.
-    assert list(series_of([new, old], 600, lambda i: 1600.0)) == ["ns/sglang/c"]
+    assert {k: len(v) for k, v in series_of([new, old], 600, lambda i: 1600.0).items()} == {"ns/sglang/c": 2}
     # The old pod went on for an hour beside it: two replicas, two series.
     split = series_of([new, old], 600, lambda i: 5100.0)
-    assert sorted(split) == ["ns/sglang-7d9f8b6c4-q4w8n/c", "ns/sglang/c"]
+    assert {k: [i.path for i in v] for k, v in split.items()} == {
+        "ns/sglang/c": [old.path],
+        "ns/sglang/c#2": [new.path],
+    }
+    # Both replicas replaced, twice, by a rolling update: still two series.
+    ends = {"a": 5000.0, "b": 5000.0, "c": 9000.0, "d": 9000.0, "e": 20000.0, "f": 20000.0}
+    pods = [_pod(n, s) for n, s in zip("abcdef", (0.0, 100.0, 5000.0, 5050.0, 9000.0, 9050.0), strict=True)]
+    churned = series_of(pods, 600, lambda i: ends[i.label("pod")])
+    assert sorted(churned) == ["ns/sglang/c", "ns/sglang/c#2"]
+    assert [i.label("pod") for i in churned["ns/sglang/c"]] == ["a", "c", "e"]
+    assert [i.label("pod") for i in churned["ns/sglang/c#2"]] == ["b", "d", "f"]
 
 
 def test_docker_tree_names_and_recreated_containers(tmp_path: Path) -> None:
