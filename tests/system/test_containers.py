@@ -121,6 +121,8 @@ def test_a_live_agent_finds_the_drop_when_the_restart_appears(tmp_path: Path) ->
         rows = agent.api("/api/runs")
         assert [r["run_id"] for r in rows if r["source"] == f"pods:{nodes.SERIES}"] == ["r1", "r2"]
         assert agent.metric("acceptmon_draft_config_missing", source=f"pods:{nodes.SERIES}") == 0
+        info = {"source": f"pods:{nodes.SERIES}", "pod": nodes.POD_A, "node": "gpu-node-7"}
+        assert agent.metric("acceptmon_workload_info", **info) == 1
         # kubelet rotates 1.log while the server writes: every line counted once.
         more = cri_lines([nodes.synth.decode_line(nodes.T0, 1.5) for _ in range(40)], nodes.T0)
         with (pod / "1.log").open("a") as f:

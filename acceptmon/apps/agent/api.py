@@ -22,6 +22,7 @@ from acceptmon.apps.agent.health import (
     reload_metrics,
     settings_metrics,
     source_metrics,
+    workload_metrics,
 )
 from acceptmon.apps.agent.web.routes import (
     HttpError,
@@ -76,6 +77,8 @@ def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
         beyond = hidden(store.sources, budget)
         missing = {s: v for s, v in agent.origins.draft_missing.items() if s not in beyond}
         yield from draft_metrics(missing)
+        identities = agent.origins.identities
+        yield from workload_metrics({s: i.labels for s, i in identities.items() if s not in beyond})
         unknown = {s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources() if s not in beyond}
         yield from settings_metrics(unknown)
         engines = {name: st.engine for name, st in store.sources.items()}
