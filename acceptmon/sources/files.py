@@ -46,6 +46,8 @@ class Log:
     opener: Opener | None = None
     #: ``ssh://`` URL of the current file, exact (the name is ``printable``), to follow it.
     url: str = ""
+    #: The container SOURCE (``kubernetes:…``, ``docker:…``) the log is a workload of, to follow it.
+    tree: str = ""
 
     def __post_init__(self) -> None:
         # The name is the source label and what the table shows; the files keep their exact paths.
@@ -60,7 +62,10 @@ def expand(source: str) -> list[Log]:
         workloads = discover(source)
         if not workloads:
             raise InputError(f"{printable(root_of(source))}: no container logs found")
-        return [Log(series, tuple(f for i in insts for f in i.files)) for series, insts in workloads.items()]
+        return [
+            Log(series, tuple(f for i in insts for f in i.files), tree=source)
+            for series, insts in workloads.items()
+        ]
     if os.path.exists(source) or not glob.has_magic(source):
         if not os.path.exists(source):
             raise InputError(f"{printable(source)}: no such file")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +52,9 @@ class _Member:
 class WorkloadSource:
     """Follows ``kubernetes:[ROOT]`` or ``docker:[ROOT]``; see ``Source`` for the contract.
 
-    Series are ``NAME:namespace/workload/container`` (Docker: ``NAME:container``).
+    Series are ``NAME:namespace/workload/container`` (Docker: ``NAME:container``; without a
+    NAME, the series alone, as the SOURCE grammar names them). ``whole`` names files read from
+    their beginning even when ``from_beginning`` is False (``runs --follow`` read the rest).
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class WorkloadSource:
         rescan_interval: float = 2.0,
         handover_s: float = HANDOVER_S,
         overlap_s: float = OVERLAP_S,
+        whole: Collection[str] = (),
     ) -> None:
         self.name = name
         self.spec = spec
@@ -77,6 +81,7 @@ class WorkloadSource:
         self._rescan_interval = rescan_interval
         self._handover_s = handover_s
         self._overlap_s = overlap_s
+        self._whole = frozenset(whole)
         #: Followed instances by current path, and each series' paths oldest first.
         self._members: dict[str, _Member] = {}
         self._order: dict[str, list[str]] = {}
@@ -183,7 +188,7 @@ class WorkloadSource:
         found = discover(self.spec, self._filters, self._overlap_s, self._ended)
         order: dict[str, list[str]] = {}
         for series, instances in found.items():
-            name = f"{self.name}:{series}"
+            name = f"{self.name}:{series}" if self.name else series
             for inst in instances:
                 member = self._member(inst, name, first)
                 order.setdefault(member.series, []).append(inst.path)
@@ -204,7 +209,7 @@ class WorkloadSource:
         if m is not None:  # held back, and now a replica of its own: nothing of it was read yet
             m.source.close()
         saved = self._restored.get(inst.path, {})
-        begin = self._from_beginning or not first or bool(saved)
+        begin = self._from_beginning or not first or bool(saved) or inst.path in self._whole
         source = LocalSource(series, inst.path, from_beginning=begin, clock=self._clock, events=self._events)
         state = saved.get("state")
         if isinstance(state, dict) and saved.get("series") == series:
