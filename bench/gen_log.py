@@ -10,7 +10,8 @@ from acceptmon.testing import synth
 
 
 def generate(path: str, lines: int, seed: int = 1) -> int:
-    """~50% Decode, the rest Prefill, HTTP access lines and noise; returns bytes written."""
+    """~50% Decode, the rest Prefill, HTTP access lines and noise, and half-way a restart with
+    another draft model after which acceptance drops (2.4 → 1.6); returns bytes written."""
     rng = random.Random(seed)
     ts = datetime(2026, 11, 30, 0, 0, 0)
     noise = (
@@ -23,12 +24,19 @@ def generate(path: str, lines: int, seed: int = 1) -> int:
     with open(path, "w") as out:
         out.write(synth.server_args_line(ts, random_seed=seed) + "\n")
         buf: list[str] = []
+        level = 2.4
         for i in range(lines - 1):
             if i % 7 == 0:
                 ts += timedelta(seconds=1)
+            if i == lines // 2:
+                buf += synth.shutdown(ts)
+                ts += timedelta(seconds=30)
+                buf += synth.startup(ts, seed + 1, speculative_draft_model_path="/models/other-draft")
+                level = 1.6
             r = rng.random()
             if r < 0.5:
-                buf.append(synth.decode_line(ts, 1.0 + rng.random() * 2.5, rng.randrange(1, 64)))
+                value = min(4.0, max(1.0, rng.gauss(level, 0.35)))
+                buf.append(synth.decode_line(ts, value, rng.randrange(1, 64)))
             elif r < 0.62:
                 buf.append(synth.prefill_line(ts, rng.randrange(16, 8192), rng.randrange(0, 64)))
             elif r < 0.85:

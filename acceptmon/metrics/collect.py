@@ -142,6 +142,12 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
         "(accept rates cannot be normalised).",
     ),
     _g(
+        "acceptmon_workload_info",
+        "A container workload's series and the pod and container it reads now, on which node (always 1): "
+        "join on source to see a series by pod.",
+        ("source", "namespace", "pod", "container", "node"),
+    ),
+    _g(
         "acceptmon_draft_config_missing",
         "1 while the current run's draft model config.json could not be found (changes inside it are invisible).",
     ),

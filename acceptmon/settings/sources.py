@@ -1,6 +1,7 @@
 """The ``sources:`` list → one ``SourceSettings`` per log, each kind's keys read once.
 
-A source is a path or glob, ``-``, ``journald:UNIT`` or ``ssh://…``. The keys
+A source is a path or glob, ``-``, ``journald:UNIT``, ``ssh://…``, ``kubernetes:[ROOT]``
+or ``docker:[ROOT]``. The keys
 every kind shares (name, timezone, host, labels, draft discovery) are read here;
 an ``ssh://`` source's own keys by ``sources.ssh.options.parse_ssh_source``, whose
 ``SSHSettings`` the source carries to the factory (no second read there).
@@ -12,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from acceptmon.settings.containers import CONTAINER_KEYS, check_container_keys, is_container_path
 from acceptmon.settings.problems import Problems
 from acceptmon.text.printable import printable
 from acceptmon.text.suggest import shown
@@ -33,7 +35,7 @@ SOURCE_KEYS = {
     "labels",
     "hf_home",
     "speculative",
-}
+} | CONTAINER_KEYS
 #: Per-source keys only ``ssh://`` sources read.
 _SSH_KEYS = {"known_hosts", "ssh_config", "identity_file", "accept_unknown_host_key", "poll_interval"}
 #: ``speculative:`` keys, for a log whose start line acceptmon never saw (rotated away, --from-end).
@@ -42,7 +44,8 @@ SPECULATIVE_KEYS = ("num_steps", "num_draft_tokens", "topk")
 
 @dataclass(frozen=True, slots=True)
 class SourceSettings:
-    """One log source: a path or glob, ``-``, ``journald:UNIT`` or ``ssh://…``."""
+    """One log source: a path or glob, ``-``, ``journald:UNIT``, ``ssh://…``, ``kubernetes:[ROOT]``
+    or ``docker:[ROOT]`` (``kind`` tells which)."""
 
     path: str
     name: str
@@ -59,6 +62,8 @@ class SourceSettings:
             return "journald"
         if self.path.startswith("ssh://"):
             return "ssh"
+        if is_container_path(self.path):
+            return self.path.partition(":")[0]
         return "file"
 
     def option(self, key: str, default: Any = None) -> Any:
@@ -111,7 +116,8 @@ def _source(item: Any, i: int, default_begin: bool, problems: Problems) -> Sourc
     path = item.get("path")
     if not isinstance(path, str) or not path.strip():
         problems.append(
-            f"{where}.path: required, a file path or glob, '-', 'journald:UNIT' or 'ssh://host/path'"
+            f"{where}.path: required, a file path or glob, '-', 'journald:UNIT', 'ssh://host/path', "
+            "'kubernetes:[ROOT]' or 'docker:[ROOT]'"
         )
         return None
     before = len(problems)
@@ -125,12 +131,15 @@ def _source(item: Any, i: int, default_begin: bool, problems: Problems) -> Sourc
         name = path
     name = printable(name)  # the 'source' label: a path's undecodable bytes and controls escaped
     _source_identity(item, where, problems)
+    check_container_keys(item, where, problems)
     options = tuple(
         sorted(
             (
                 k,
                 tuple(sorted(v.items(), key=lambda kv: str(kv[0])))
-                if k in ("labels", "speculative") and isinstance(v, Mapping)
+                if k in ("labels", "speculative", "path_map") and isinstance(v, Mapping)
+                else tuple(v)
+                if isinstance(v, list)
                 else v,
             )
             for k, v in item.items()

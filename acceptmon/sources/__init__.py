@@ -1,6 +1,7 @@
 """Stage 1: bytes → Chunks of lines with positions; ``poll()`` never blocks.
 
-Local files (``local``), remote files over SFTP (``ssh/``), journald and stdin.
+Local files (``local``), remote files over SFTP (``ssh/``), journald, stdin, and
+a node's container logs as workloads (``container/``).
 Following one path across rotation, truncation and restarts lives in ``tail/``.
 ``open_source`` is the one factory of live sources (the agent's and ``runs --follow``'s).
 
@@ -81,6 +82,20 @@ def open_source(
             _ssh_settings(spec),
             clock=clock,
             draft_candidates=None if find is None else lambda path, snapshots: find(path, hub, snapshots),
+        )
+    if spec.kind in ("kubernetes", "docker"):
+        from acceptmon.sources.container.follow import HANDOVER_S, WorkloadSource
+        from acceptmon.sources.container.kubelet import Filters
+
+        filters = Filters.of(spec.option("namespaces"), spec.option("pod_prefix"), spec.option("containers"))
+        return WorkloadSource(
+            spec.name,
+            spec.path,
+            clock=clock,
+            from_beginning=spec.read_from_beginning,
+            filters=filters,
+            events=events,
+            handover_s=float(spec.option("handover_s", HANDOVER_S)),
         )
     if spec.kind == "journald":
         from acceptmon.sources.journal import JournalSource

@@ -4,7 +4,9 @@ A path is one log (read as given when it exists, glob characters and all). A
 glob names files; those that are rotations of another match
 (``server.log.1``, ``server.log-20261201.gz``) join that log, read oldest first
 (by modification time, the current file last), compressed ones decompressed.
-``-`` is standard input; ``ssh://[user@]host[:port]/path-or-glob`` is the same
+``kubernetes:[ROOT]`` and ``docker:[ROOT]`` name a node's container logs, one
+log per workload (``sources/container/tree.py``). ``-`` is standard input;
+``ssh://[user@]host[:port]/path-or-glob`` is the same
 over SFTP (``ssh/files.py``; ``ingest.read.opened`` takes both kinds).
 """
 
@@ -13,12 +15,13 @@ from __future__ import annotations
 import glob
 import logging
 import os
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from acceptmon.sources.container.tree import discover, is_container, root_of
 from acceptmon.sources.lines import Readable
-from acceptmon.sources.rotation import decompressed, group_rotations, readable
+from acceptmon.sources.rotation import group_rotations, readable
 from acceptmon.text.printable import printable
 
 log = logging.getLogger("acceptmon.runs")
@@ -34,13 +37,6 @@ class InputError(Exception):
     """A SOURCE names nothing readable."""
 
 
-@contextmanager
-def open_local(path: str) -> Iterator[Readable]:
-    """A local file's bytes, decompressed when its name ends in a compressed suffix."""
-    with open(path, "rb") as raw, decompressed(raw, path) as stream:
-        yield stream
-
-
 @dataclass(frozen=True, slots=True)
 class Log:
     """One log: its name (the source label), its files oldest first, and how to open them."""
@@ -50,6 +46,8 @@ class Log:
     opener: Opener | None = None
     #: ``ssh://`` URL of the current file, exact (the name is ``printable``), to follow it.
     url: str = ""
+    #: The container SOURCE (``kubernetes:…``, ``docker:…``) the log is a workload of, to follow it.
+    tree: str = ""
 
     def __post_init__(self) -> None:
         # The name is the source label and what the table shows; the files keep their exact paths.
@@ -60,6 +58,14 @@ def expand(source: str) -> list[Log]:
     """The logs a local SOURCE names; raises InputError when it names none."""
     if source == STDIN:
         return [Log(STDIN, (STDIN,))]
+    if is_container(source) and not os.path.exists(source):
+        workloads = discover(source)
+        if not workloads:
+            raise InputError(f"{printable(root_of(source))}: no container logs found")
+        return [
+            Log(series, tuple(f for i in insts for f in i.files), tree=source)
+            for series, insts in workloads.items()
+        ]
     if os.path.exists(source) or not glob.has_magic(source):
         if not os.path.exists(source):
             raise InputError(f"{printable(source)}: no such file")

@@ -197,3 +197,10 @@ def _content_differs(before: FileState, now: FileState) -> bool:
     if before.fp_len == now.fp_len:
         return before.fingerprint != now.fingerprint
     return False
+
+
+@contextmanager
+def open_local(path: str) -> Iterator[Readable]:
+    """A local file's bytes, decompressed when its name ends in a compressed suffix."""
+    with open(path, "rb") as raw, decompressed(raw, path) as stream:
+        yield stream

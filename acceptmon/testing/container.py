@@ -19,8 +19,10 @@ _OWN_TIME = re.compile(r"\[?(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:[.,](\d
 
 
 def rfc3339(when: datetime) -> str:
-    """Go's RFC3339Nano as the runtimes print it (nanoseconds, ``Z`` for UTC)."""
-    stamp = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    """Go's RFC3339Nano as the runtimes print it (nanoseconds, ``Z`` for UTC; a naive time is UTC)."""
+    stamp = (when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)).strftime(
+        "%Y-%m-%dT%H:%M:%S"
+    )
     return f"{stamp}.{when.microsecond:06d}000Z"
 
 

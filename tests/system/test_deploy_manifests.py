@@ -226,10 +226,10 @@ def test_shipped_settings_load(path: Path) -> None:
 
 
 def test_agent_runs_with_the_configmap_settings_on_a_kubelet_tree(tmp_path: Path) -> None:
-    """The ConfigMap's settings, paths moved into tmp: the glob finds a container log three
-    levels down, and the agent makes its state directory inside a world-writable volume
+    """The ConfigMap's settings, paths moved into tmp: the kubernetes: source finds a container
+    log in kubelet's layout, and the agent makes its state directory inside a world-writable volume
     root (an emptyDir's mode) and keeps it private."""
-    log = tmp_path / "pods" / "inference_sglang-0_0f1e" / "sglang" / "0.log"
+    log = tmp_path / "pods" / "inference_sglang-0_0f1e2d3c-4b5a-4697-8877-665544332211" / "sglang" / "0.log"
     log.parent.mkdir(parents=True)
     log.write_text("".join(f"not a record {i}\n" for i in range(5)))
     volume = tmp_path / "volume"

@@ -22,6 +22,7 @@ from acceptmon.apps.agent.health import (
     reload_metrics,
     settings_metrics,
     source_metrics,
+    workload_metrics,
 )
 from acceptmon.apps.agent.web.routes import (
     HttpError,
@@ -76,6 +77,12 @@ def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
         beyond = hidden(store.sources, budget)
         missing = {s: v for s, v in agent.origins.draft_missing.items() if s not in beyond}
         yield from draft_metrics(missing)
+        identities = agent.origins.identities
+        # Only the workloads there are now: a deleted one's pod labels go with it.
+        live = {s for _, src in agent.sources.values() for s in getattr(src, "series", list)()}
+        yield from workload_metrics(
+            {s: identities[s].labels for s in live if s in identities and s not in beyond}
+        )
         unknown = {s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources() if s not in beyond}
         yield from settings_metrics(unknown)
         engines = {name: st.engine for name, st in store.sources.items()}
@@ -105,6 +112,11 @@ def _runs(agent: Agent) -> list[dict[str, Any]]:
         for run in agent.tracker.runs(source):
             if run.run_id in stats or run.run_id not in known:
                 out.append(_compact(source, run, stats.get(run.run_id) or RunStats(run)))
+    identities = agent.origins.identities
+    for row in out:
+        identity = identities.get(row["source"])
+        if identity is not None:
+            row["host"], row["labels"] = identity.host, dict(identity.labels)
     return out
 
 

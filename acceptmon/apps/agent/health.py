@@ -91,6 +91,19 @@ def draft_metrics(missing: Mapping[str, bool]) -> Iterator[Metric]:
     yield fam
 
 
+def workload_metrics(labels: Mapping[str, tuple[tuple[str, str], ...]]) -> Iterator[Metric]:
+    """Each container workload's series with its current pod (one sample per series: a replaced
+    pod's sample goes with it, so pod churn adds no series)."""
+    fam = _fam("acceptmon_workload_info")
+    for source, pairs in sorted(labels.items()):
+        found = dict(pairs)
+        if "container" in found:
+            fam.add_metric(
+                [source, *(found.get(k, "") for k in ("namespace", "pod", "container", "node"))], 1.0
+            )
+    yield fam
+
+
 def settings_metrics(unknown: Mapping[str, bool]) -> Iterator[Metric]:
     """Which sources run without known speculative settings."""
     fam = _fam("acceptmon_run_settings_unknown")

@@ -9,6 +9,8 @@ timezone, an ``hf_home``), which only the agent holds.
 from __future__ import annotations
 
 import logging
+import os
+from dataclasses import replace
 from datetime import tzinfo
 from typing import Any
 
@@ -21,6 +23,7 @@ from acceptmon.runs.draft_config import parse_config, read_draft_config, read_lo
 from acceptmon.settings.sources import SourceSettings
 from acceptmon.sources import hub_of, remote_reader
 from acceptmon.sources.base import Source
+from acceptmon.sources.container.tree import map_path
 from acceptmon.text import redact
 
 log = logging.getLogger("acceptmon.agent")
@@ -45,6 +48,8 @@ class Origins:
         """Follow ``source`` as ``cfg.name``; its findings and series carry its host and labels."""
         self.sources[cfg.name] = (cfg, source)
         identity = SourceIdentity.of(cfg.path, cfg.option("host"), dict(cfg.option("labels") or ()))
+        if cfg.kind in ("kubernetes", "docker"):
+            identity = container_identity(cfg, identity)
         self.identities[cfg.name] = identity
         self.hosts[cfg.name] = identity.host
         log.info("following %s as source '%s'", cfg.path, cfg.name)
@@ -67,9 +72,10 @@ class Origins:
             configured = config_name(name, self.sources)
             entry = self.sources.get(configured) if configured else None
             if configured and configured != name and configured in self.identities:
-                # One file of a glob: the series carries its source's host and labels.
+                # One file of a glob or one workload: the series carries its source's host and labels.
                 self.identities[name] = self.identities[configured]
                 self.hosts[name] = self.identities[configured].host
+                self._workload_labels(name)
             if entry is None:
                 tz = log_time.host_zone()
             else:
@@ -83,24 +89,48 @@ class Origins:
     def read_draft(self, source: str, draft_path: str) -> dict[str, Any] | None:
         """The run's draft config.json where the log lives; a miss is one WARNING and a gauge."""
         entry = self.entry(source)
+        container = entry is not None and entry[0].kind in ("kubernetes", "docker")
         if entry is not None and entry[0].kind == "ssh":
             fetched = entry[1].remote_files.draft(draft_path)  # type: ignore[attr-defined]
             found = parse_config(fetched[1], fetched[0]) if fetched else None
+        elif entry is not None and container:
+            # server_args names the path inside the container; path_map says where it is here.
+            mapped = map_path(draft_path, entry[0].option("path_map"))
+            found = read_draft_config(mapped, read_local, hub_of(entry[0])) if mapped != draft_path else None
         else:
             found = read_draft_config(draft_path, read_local, hub_of(entry[0]) if entry else None)
         self.draft_missing[source] = found is None
         if found is None and (source, draft_path) not in self._draft_warned:
             self._draft_warned.add((source, draft_path))
+            hint = (
+                "map the container's path to where it is on this node with the source's path_map"
+                if container
+                else "set hf_home for a Hugging Face cache elsewhere"
+            )
             log.warning(
-                "%s: no config.json found for draft model %s; changes inside it cannot be seen "
-                "(set hf_home for a Hugging Face cache elsewhere)",
+                "%s: no config.json found for draft model %s; changes inside it cannot be seen (%s)",
                 source,
                 redact.redact_text(draft_path, harmless=True),
+                hint,
             )
         return found
 
+    def _workload_labels(self, series: str) -> None:
+        """A workload's series carries its current instance's namespace, pod and container."""
+        entry = self.entry(series)
+        configured = config_name(series, self.sources)
+        labels_of = getattr(entry[1], "identity", None) if entry else None
+        if labels_of is None or configured is None or configured not in self.identities:
+            return
+        base = self.identities[configured]
+        merged = dict(base.labels) | dict(labels_of(series))
+        self.identities[series] = replace(base, labels=tuple(sorted(merged.items())))
+
     def note_run(self, run: Run) -> None:
-        """Warn once per source when a run's speculative settings are unknown (rates then are too)."""
+        """Warn once per source when a run's speculative settings are unknown (rates then are
+        too); a workload's new run may be another pod's: its labels are looked up again."""
+        if run.source in self.identities:
+            self._workload_labels(run.source)
         if run.config is None and run.spec.slots is None and run.source not in self._unknown_warned:
             self._unknown_warned.add(run.source)
             log.warning(
@@ -119,6 +149,14 @@ class Origins:
         steps, topk = spec.get("num_steps"), spec.get("topk")
         tokens = spec.get("num_draft_tokens") or (steps + 1 if steps and (topk or 1) == 1 else None)
         return SpecConfig("declared", steps, topk, tokens)
+
+
+def container_identity(cfg: SourceSettings, identity: SourceIdentity) -> SourceIdentity:
+    """A container source's host is its node (``host:``, else the downward API's ``NODE_NAME``,
+    else this machine's name); a ``kubernetes:`` source's series carry it as ``node`` too."""
+    host = cfg.option("host") or os.environ.get("NODE_NAME", "").strip() or identity.host
+    labels = dict(identity.labels) | ({"node": host} if cfg.kind == "kubernetes" else {})
+    return SourceIdentity(host, tuple(sorted(labels.items())))
 
 
 def new_segments(pipeline: Pipeline, watched: dict[str, Any]) -> list[Run]:

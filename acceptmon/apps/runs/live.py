@@ -31,6 +31,7 @@ from acceptmon.ingest.read import feed_file, new_pipeline
 from acceptmon.settings.sources import SourceSettings
 from acceptmon.sources import open_source
 from acceptmon.sources.base import FileReader, Source
+from acceptmon.sources.container.follow import WorkloadSource
 from acceptmon.sources.files import Log
 from acceptmon.sources.ssh.options import SSHSettings
 from acceptmon.text.printable import printable
@@ -144,8 +145,12 @@ def follow_logs(
             feed_file(pipeline, lg.name, path, lg.opener)
     clock = SystemClock()
     sources: dict[str, Source] = {}
-    for spec in live_specs(logs, ssh_config):
+    for spec in live_specs([lg for lg in logs if not lg.tree], ssh_config):
         sources[spec.name] = open_source(spec, clock)
+    for tree in sorted({lg.tree for lg in logs if lg.tree}):
+        # A node's containers: later restarts and new pods join their workloads as they come.
+        current = {lg.files[-1] for lg in logs if lg.tree == tree}
+        sources[tree] = WorkloadSource("", tree, clock=clock, from_beginning=False, whole=current)
     for lg in logs:
         if lg.files[-1] == "-":
             feed_file(pipeline, lg.name, "-")

@@ -1,1 +1,1 @@
-"""Container runtime log formats (Docker json-file, CRI) decoded to the engine's own lines."""
+"""Containers: runtime log lines unwrapped, and a node's container logs as workloads (``kubernetes:``, ``docker:``)."""

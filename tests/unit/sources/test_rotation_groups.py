@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.sources.files import expand, open_local
-from acceptmon.sources.rotation import decompressed, group_rotations, readable, rotation_base
+from acceptmon.sources.files import expand
+from acceptmon.sources.rotation import decompressed, group_rotations, open_local, readable, rotation_base
 from acceptmon.sources.stdin import StreamSource
 
 

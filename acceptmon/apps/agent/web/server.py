@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from urllib.parse import unquote
 
 from acceptmon.apps.agent.web.admission import Lane, Lanes, Throttle
 from acceptmon.apps.agent.web.request import Request, credentials, parse
@@ -485,7 +486,8 @@ class HttpServer:
         if route is None:
             prefix = next((p for p in self.prefix_routes if path.startswith(p) and len(path) > len(p)), None)
             if prefix is not None:
-                rest, handler = path[len(prefix) :], self.prefix_routes[prefix]
+                # A path segment is percent-encoded (a run id may hold any character).
+                rest, handler = unquote(path[len(prefix) :]), self.prefix_routes[prefix]
                 route = lambda: handler(rest)  # noqa: E731 - binds the rest of the path
         if route is None:
             msg = b"not found; try /metrics, /healthz, /api/findings, /api/runs, /api/verdict\n"

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -128,7 +129,10 @@ def start_and_serve(log: Path, template: Path, state: Path, doc: Doc) -> dict[st
         code, body = get(server.port, "/api/runs")
         status["/api/runs"] = code
         for row in json.loads(body) if code == 200 else []:
-            status[f"/api/runs/{row['run_id']}"] = get(server.port, f"/api/runs/{row['run_id']}")[0]
+            # A mutated run id may hold any character: the path is percent-encoded, as a browser would.
+            status[f"/api/runs/{row['run_id']}"] = get(
+                server.port, f"/api/runs/{quote(row['run_id'], safe='')}"
+            )[0]
     finally:
         stop.set()
         agent.waker.wake()
