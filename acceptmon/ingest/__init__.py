@@ -146,6 +146,17 @@ class Pipeline:
         self.store.stats(chunk.source).counters["lines"] += len(chunk.lines)
         for kind, n in chunk.errors:
             self.count_dropped(chunk.source, kind, n)
+            if (chunk.source, kind) not in self._logged:
+                self._logged.add((chunk.source, kind))
+                log.warning(
+                    "%s: %d line(s) near line %d dropped (%s); further ones are counted in "
+                    'acceptmon_parse_errors_total{kind="%s"} only',
+                    chunk.source,
+                    n,
+                    chunk.lineno,
+                    kind,
+                    kind,
+                )
         starts: list[Run] = []
         self._starts = starts
         try:

@@ -15,7 +15,7 @@ from acceptmon.cli import main
 from acceptmon.clock import ManualClock
 from acceptmon.ingest import PerRecord, Pipeline
 from acceptmon.ingest.build import build_pipeline
-from acceptmon.model import CONTAINER_MALFORMED, Record, ServerStart, SpecSample
+from acceptmon.model import CONTAINER_MALFORMED, Chunk, Record, ServerStart, SpecSample
 from acceptmon.sources.local import LocalSource
 from acceptmon.sources.stdin import StreamSource
 from acceptmon.testing import synth
@@ -171,3 +171,15 @@ def test_stdin_detects_and_unwraps_and_counts_bad_records() -> None:
             errors += chunk.errors
             assert chunk.times is not None and len(chunk.times) == len(chunk.lines)
     assert lines == plain and errors == [(CONTAINER_MALFORMED, 1)]
+
+
+def test_container_errors_are_counted_and_logged_once_per_kind(caplog: pytest.LogCaptureFixture) -> None:
+    pipeline = build_pipeline(UTC)
+    errors = ((CONTAINER_MALFORMED, 2),)
+    with caplog.at_level("WARNING"):
+        pipeline.feed(Chunk("svc", (), 1, None, "", (), errors))
+        pipeline.feed(Chunk("svc", ("x",), 5, None, "", (None,), errors))
+    stats = pipeline.store.stats("svc")
+    assert stats.error_kinds[CONTAINER_MALFORMED] == 4 and stats.counters["lines"] == 5
+    logged = [r.getMessage() for r in caplog.records if CONTAINER_MALFORMED in r.getMessage()]
+    assert len(logged) == 1 and "svc" in logged[0]
