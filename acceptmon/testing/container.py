@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 #: Where both runtimes split a line.
@@ -64,21 +65,21 @@ def docker(
 
 def cri_lines(lines: list[str], when: datetime, stream: str = "stdout") -> list[str]:
     """Plain lines as kubelet writes them (a line over 16 KiB in ``P``/``F`` pieces)."""
-    out: list[str] = []
-    for line in lines:
-        stamp = rfc3339(own_time(line, when))
-        pieces = split(line)
-        out += [cri(p, stream, "P", stamp) for p in pieces[:-1]]
-        out.append(cri(pieces[-1], stream, "F", stamp))
-    return out
+    return _wrapped(lines, when, lambda piece, last, stamp: cri(piece, stream, "F" if last else "P", stamp))
 
 
 def json_file_lines(lines: list[str], when: datetime, stream: str = "stdout") -> list[str]:
     """Plain lines as Docker's json-file driver writes them (split at 16 KiB)."""
+    return _wrapped(
+        lines, when, lambda piece, last, stamp: docker(piece, stream, "\n" if last else "", stamp)
+    )
+
+
+def _wrapped(lines: list[str], when: datetime, record: Callable[[str, bool, str], str]) -> list[str]:
+    """Each line's pieces as runtime records: (piece, is the last, the line's time) → record."""
     out: list[str] = []
     for line in lines:
         stamp = rfc3339(own_time(line, when))
         pieces = split(line)
-        out += [docker(p, stream, "", stamp) for p in pieces[:-1]]
-        out.append(docker(pieces[-1], stream, "\n", stamp))
+        out += [record(p, i == len(pieces) - 1, stamp) for i, p in enumerate(pieces)]
     return out
