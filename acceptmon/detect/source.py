@@ -114,10 +114,6 @@ def measured(base: Baseline, after: Strata, measure: Measure, min_stratum: int) 
     )
 
 
-def recovered(c: Comparison | None, cfg: DetectSettings) -> bool:
-    return c is not None and c.after_n >= cfg.min_after and c.drop <= cfg.resolve_drop
-
-
 def below(point: Point, floor: Floor) -> bool:
     length, rate = point.accept_len, point.accept_rate
     return (floor.accept_len is not None and length is not None and length < floor.accept_len) or (
