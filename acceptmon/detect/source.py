@@ -28,7 +28,7 @@ from acceptmon.detect.findings import (
 )
 from acceptmon.detect.measure import ALPHA_SCALE, Measure, choose, to_per_token
 from acceptmon.detect.positions import Positions
-from acceptmon.detect.recovery import Reference
+from acceptmon.detect.recovery import Ordered, Reference
 from acceptmon.detect.rules import Drift, Persistence, Transition, stall_reason
 from acceptmon.detect.series import (
     Head,
@@ -179,6 +179,7 @@ class SourceState:
         self.pending: list[ConfigDiff | None] = []  # diffs since the baseline run, current included
         self.refs: dict[str, Baseline] = {}  # open drop finding → the baseline it is judged against
         self._references: dict[str, tuple[Baseline, Run, Reference]] = {}  # refs' recovery checks
+        self._sorted: tuple[Sliding, int, Ordered] | None = None  # the recent window, for them
         self.last: Point | None = None
         self.last_ts: datetime | None = None
         self.spec_prev: dict[int | None, SpecSample] = {}
@@ -432,24 +433,44 @@ class SourceState:
         """An open drop resolves once the recent intervals are back near its baseline, in any run."""
         rd = self.current
         if self.refs and rd.used - rd.checked_at >= RECHECK:
-            self._recover(rd.used, self.last_ts)
+            self._recover(rd.used, lambda: self.last_ts)
 
-    def _recover(self, used: int, at: datetime | None) -> None:
-        """The recovery check after the ``used``-th used interval of the run, logged at ``at``."""
+    def _recover(self, used: int, at: Callable[[], datetime | None]) -> None:
+        """The recovery check after the ``used``-th used interval of the run (logged at ``at()``)."""
         rd, cfg = self.current, self.cfg
         rd.checked_at = used
+        window = self._ordered()
         for key, base in list(self.refs.items()):
             cached = self._references.get(key)
             if cached is None or cached[0] is not base or cached[1] is not rd.run:
                 measure = choose(base.run.spec, rd.run.spec)
                 cached = self._references[key] = (base, rd.run, Reference(base.strata, measure))
-            got = cached[2].drop(rd.recent.strata, cfg.min_stratum)
+            got = cached[2].drop(window, cfg.min_stratum)
             if got is not None and got[0] >= cfg.min_after and got[1] <= cfg.resolve_drop:
                 # The finding's "now" is an accept len, whatever the measure.
                 cmp = compare(base.strata, rd.recent.strata, cfg.min_stratum)
                 level = cmp.after.value if cmp is not None else None
-                self.book.resolve(key, at, (level, rate_from_len(level, rd.slots)))
+                self.book.resolve(key, at(), (level, rate_from_len(level, rd.slots)))
                 del self.refs[key], self._references[key]
+
+    def _ordered(self) -> Ordered:
+        """The recent window sorted per bucket: the copy moved along with it, or a new one."""
+        recent, kept = self.current.recent, self._sorted
+        if kept is None or kept[0] is not recent or kept[1] != recent.added:
+            kept = self._sorted = (recent, recent.added, Ordered(recent.strata))
+        return kept[2]
+
+    def _extend_recent(self, buckets: list[int], centis: list[int]) -> None:
+        """Extend the recent window, moving its sorted copy along while it is in step."""
+        recent, kept = self.current.recent, self._sorted
+        if kept is None or kept[0] is not recent or kept[1] != recent.added:
+            gone = None
+        else:
+            gone = recent.evicts(len(buckets))
+        recent.extend(buckets, centis)
+        if kept is not None and gone is not None:
+            kept[2].move(gone, zip(buckets, centis, strict=True))
+            self._sorted = (recent, recent.added, kept[2])
 
     def _recovery_checks(
         self,
@@ -469,14 +490,14 @@ class SourceState:
 
         def upto(k: int) -> None:
             nonlocal done
-            rd.recent.extend(buckets[done:k], centis[done:k])
+            self._extend_recent(buckets[done:k], centis[done:k])
             done = k
 
         def check(k: int) -> Callable[[], None]:
             def run() -> None:
                 upto(k)
                 if self.refs:
-                    self._recover(start + k, at(rows[k - 1]))
+                    self._recover(start + k, lambda: at(rows[k - 1]))
 
             return run
 

@@ -15,6 +15,7 @@ Memory: one block's histogram and three numbers per stratum.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from acceptmon.detect.series import Strata
@@ -46,19 +47,27 @@ class Swing:
             self._close(bucket)
 
     def extend(self, buckets: Sequence[int], values: Sequence[int]) -> None:
-        """``add`` for each pair in turn, in one loop."""
+        """``add`` for each pair in turn: per bucket, its values in order, a block at a time.
+        Buckets never meet (each has its own block, low and high), so going bucket by bucket
+        leaves what going pair by pair does."""
         size, blocks, counts = self.size, self.blocks, self.counts
         if not size:
             return
-        for k, bucket in enumerate(buckets):
-            h = blocks.get(bucket)
-            if h is None:
-                h = blocks[bucket] = {}
-            value = values[k]
-            h[value] = h.get(value, 0) + 1
-            n = counts[bucket] = counts.get(bucket, 0) + 1
-            if n >= size:
-                self._close(bucket)
+        for bucket in dict.fromkeys(buckets):
+            mine = [v for b, v in zip(buckets, values, strict=True) if b == bucket]
+            at, have = 0, counts.get(bucket, 0)
+            while at < len(mine):
+                take = min(size - have, len(mine) - at)
+                h = blocks.get(bucket)
+                if h is None:
+                    h = blocks[bucket] = {}
+                for value, c in Counter(mine[at : at + take]).items():
+                    h[value] = h.get(value, 0) + c
+                at, have = at + take, have + take
+                counts[bucket] = have
+                if have >= size:
+                    self._close(bucket)
+                    have = 0
 
     def _close(self, bucket: int) -> None:
         level = median_ci(self.blocks.pop(bucket)).median
