@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from itertools import repeat
-from operator import itemgetter, le
+from operator import le
 from typing import Any, Protocol, TypeVar
 
 from acceptmon.detect.findings import COLLAPSED, DRIFT, STALLED, Book, source_key
@@ -53,7 +53,7 @@ def point(state: SourceState, batch: DecodeBatch, i: int) -> Point:
 
 
 def observe_batch(
-    state: SourceState, batch: DecodeBatch, lo: int, hi: int, checks: Checks | None = None
+    state: SourceState, batch: DecodeBatch, lo: int, hi: int, checks: CheckFactory | None = None
 ) -> bool:
     """Take lines ``lo``..``hi`` - 1 of the batch the short way; False (nothing changed) when they
     must go line by line. ``checks`` (one-shot's evaluation after every interval) gives the
@@ -93,6 +93,7 @@ def observe_batch(
         for k, t in rd.collapse.steps(flags)
     ]
     used = accepted[first:] if first is not None else []
+    due: Checks | None = None
     if used:
         if every and first == 0:  # every line counts: the columns as they are
             values, ats = lens, epochs
@@ -102,13 +103,7 @@ def observe_batch(
             buckets, centis = strata_of(cfg.load_buckets, [running[i] for i in used], values)
         due = checks(buckets, centis, used, n - 1, _clock(before, batch, lo)) if checks else None
         _windows(state, buckets, centis, ats, recent=due is None)
-        pending += [(row, 2, run) for row, run in due or ()]
-    pending.sort(key=_ORDER, reverse=True)
-
-    def upto(row: int, kind: int) -> None:
-        """Every pending event before (``row``, ``kind``), in order."""
-        while pending and pending[-1][:2] < (row, kind):
-            pending.pop()[2]()
+    upto = _in_order(pending, due)
 
     if used:
 
@@ -118,7 +113,27 @@ def observe_batch(
 
         rd.drift.steps(buckets, values, moved)
     upto(n, 0)
+    if due is not None:
+        due.finish()
     return True
+
+
+def _in_order(
+    pending: list[tuple[int, int, Callable[[], None]]], due: Checks | None
+) -> Callable[[int, int], None]:
+    """``upto(row, kind)``: every collapse event (``pending``, in line order) before (``row``,
+    ``kind``), and every check after a line before ``row``; a line's collapse event first."""
+    pending.reverse()
+
+    def upto(row: int, kind: int) -> None:
+        while pending and pending[-1][:2] < (row, kind):
+            if due is not None:
+                due.until(pending[-1][0])
+            pending.pop()[2]()
+        if due is not None:
+            due.until(row)
+
+    return upto
 
 
 def _part(col: list[T], lo: int, hi: int, whole: bool) -> list[T]:
@@ -142,15 +157,19 @@ def _windows(
         rd.floor.skip_good(len(buckets))
 
 
-#: The (row, kind) events are ordered by.
-_ORDER = itemgetter(0, 1)
+class Checks(Protocol):
+    """Recovery checks inside a stretch (``recovery.Stretch``), run in line order."""
 
-#: Recovery checks for ``observe_batch``: given the used intervals' buckets and hundredths (not yet
-#: counted in ``used``), their rows (relative to ``lo``), the last row, and the source's newest
-#: time as of a row, the (row, check) pairs to run, which extend the recent window; None: none.
-Checks = Callable[
-    [list[int], list[int], list[int], int, Callable[[int], datetime | None]],
-    list[tuple[int, Callable[[], None]]] | None,
+    def until(self, row: int) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+#: What makes a stretch's ``Checks`` (None: none), given its used intervals' buckets and
+#: hundredths (not yet counted in ``used``), their rows (relative to ``lo``), the last row, and
+#: the source's newest time as of a row; the checks then extend the recent window themselves.
+CheckFactory = Callable[
+    [list[int], list[int], list[int], int, Callable[[int], datetime | None]], Checks | None
 ]
 
 

@@ -11,10 +11,13 @@ the level are exactly the ones ``compare`` would give.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from functools import partial
 
 from acceptmon.detect.measure import ALPHA_SCALE, Measure, per_token, to_per_token
-from acceptmon.detect.series import Strata
+from acceptmon.detect.series import Sliding, Strata
 from acceptmon.detect.stats import median_ci
 
 
@@ -83,3 +86,96 @@ class Reference:
         if k is not None:
             a, b = per_token(a, k), per_token(b, k)
         return (a + b) / 2
+
+
+#: ``SourceState._recover``: the check after the run's ``used``-th used interval, on the window
+#: then (sorted, and as histograms on demand), logged at ``at()``; whether a drop is still open.
+Recover = Callable[[int, Callable[[], datetime | None], Ordered, Callable[[], Strata]], bool]
+
+
+def _strata_of(pairs: list[tuple[int, int]], lo: int, hi: int) -> Strata:
+    """(bucket, value) pairs ``lo``..``hi`` - 1 as per-bucket histograms."""
+    out: Strata = {}
+    for (bucket, value), count in Counter(pairs[lo:hi]).items():
+        out.setdefault(bucket, {})[value] = count
+    return out
+
+
+class Stretch:
+    """The recovery checks due inside a stretch the bulk path takes, one every ``every`` used
+    intervals, run in line order (``until``) among the other rules' events.
+
+    Each sees the recent window as it stood after its line: the sorted copy moves along the
+    held intervals and the stretch's (the window is the last ``size`` of them); the window
+    itself takes the stretch in one go at the end (``finish``).
+    """
+
+    __slots__ = (
+        "_at",
+        "_done",
+        "_every",
+        "_held",
+        "_k",
+        "_kept",
+        "_last",
+        "_new",
+        "_recent",
+        "_recover",
+        "_rows",
+        "_seq",
+        "_start",
+        "window",
+    )
+
+    def __init__(
+        self,
+        recent: Sliding,
+        window: Ordered,
+        new: tuple[list[int], list[int], list[int]],
+        schedule: tuple[int, int, int, int],
+        recover: Recover,
+        at: Callable[[int], datetime | None],
+        kept: Callable[[Ordered], None],
+    ) -> None:
+        """``new``: the stretch's used intervals (buckets, hundredths, rows); ``schedule``:
+        (used intervals before the stretch, the last check's, every, the stretch's last row);
+        ``at(row)``: the source's newest time after a row; ``kept``: told of the sorted copy,
+        in step with the window, at the end."""
+        held = recent.pairs()
+        assert held is not None
+        buckets, centis, self._rows = new
+        self._new = (buckets, centis)
+        self._recent, self.window, self._recover, self._at, self._kept = recent, window, recover, at, kept
+        self._seq = held + list(zip(buckets, centis, strict=True))
+        self._held, self._done = len(held), 0
+        self._start, checked, self._every, self._last = schedule
+        self._k = checked + self._every - self._start  # the next check follows the k-th interval
+
+    def until(self, row: int) -> None:
+        """Every check due after a line before ``row``."""
+        rows, k = self._rows, self._k
+        while k <= len(rows) and rows[k - 1] < row and rows[k - 1] != self._last:
+            self._move(k)
+            hi = self._held + k
+            strata = partial(_strata_of, self._seq, max(0, hi - self._recent.size), hi)
+            if not self._recover(self._start + k, partial(self._at, rows[k - 1]), self.window, strata):
+                k = len(rows) + 1  # no drop open: no more checks
+                break
+            k += self._every
+        self._k = k
+
+    def finish(self) -> None:
+        """Move to the stretch's end and extend the window with it."""
+        self._move(len(self._rows))
+        self._recent.extend(*self._new)
+        self._kept(self.window)
+
+    def _move(self, k: int) -> None:
+        """The sorted copy to the window after the stretch's ``k``-th used interval."""
+        held, done, size, seq = self._held, self._done, self._recent.size, self._seq
+        first, gone = max(0, held + done - size), max(0, held + k - size)
+        if gone > held + done:  # moved by more than the window's size: anew
+            self.window = Ordered(_strata_of(seq, gone, held + k))
+        else:
+            self.window.move(seq[first:gone], seq[held + done : held + k])
+        self._done = k

@@ -155,12 +155,14 @@ class Sliding(Hists):
         self._floor = max(1, keep)  # evict for age only while at least this many are held
         self.added = 0  # intervals ever added: a copy kept in step knows it still is
 
-    def evicts(self, k: int) -> list[tuple[int, int]] | None:
-        """(bucket, value) of the held intervals that ``k`` more without times evict, oldest
-        first; None when it is not that simple (ages, or all but new ones would go)."""
-        if self._max_age is not None or k >= self._size:
-            return None
-        return list(map(_PAIR, islice(self._items, max(0, len(self._items) + k - self._size))))
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def pairs(self) -> list[tuple[int, int]] | None:
+        """(bucket, value) of the held intervals, oldest first; None for a window with ages
+        (where what a new interval evicts depends on the times, not only on the count)."""
+        return None if self._max_age is not None else list(map(_PAIR, self._items))
 
     def _evict(self) -> None:
         _, bucket, value = self._items.popleft()

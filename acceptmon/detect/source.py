@@ -28,7 +28,7 @@ from acceptmon.detect.findings import (
 )
 from acceptmon.detect.measure import ALPHA_SCALE, Measure, choose, to_per_token
 from acceptmon.detect.positions import Positions
-from acceptmon.detect.recovery import Ordered, Reference
+from acceptmon.detect.recovery import Ordered, Reference, Stretch
 from acceptmon.detect.rules import Drift, Persistence, Transition, stall_reason
 from acceptmon.detect.series import (
     Head,
@@ -262,7 +262,7 @@ class SourceState:
         i, n = 0, batch.n
         while i < n:
             end = self._stretch(batch, i)
-            if end - i <= SHORT or not bulk.observe_batch(self, batch, i, end, self._recovery_checks):
+            if end - i <= SHORT or not bulk.observe_batch(self, batch, i, end, self._stretch_checks):
                 self._lines(batch, i, end, True)
             else:
                 self.evaluate(self.last_ts)
@@ -433,13 +433,14 @@ class SourceState:
         """An open drop resolves once the recent intervals are back near its baseline, in any run."""
         rd = self.current
         if self.refs and rd.used - rd.checked_at >= RECHECK:
-            self._recover(rd.used, lambda: self.last_ts)
+            self._recover(rd.used, lambda: self.last_ts, self._ordered(), lambda: rd.recent.strata)
 
-    def _recover(self, used: int, at: Callable[[], datetime | None]) -> None:
-        """The recovery check after the ``used``-th used interval of the run (logged at ``at()``)."""
+    def _recover(
+        self, used: int, at: Callable[[], datetime | None], window: Ordered, strata: Callable[[], Strata]
+    ) -> bool:
+        """``recovery.Recover``: the check after the ``used``-th used interval of the run."""
         rd, cfg = self.current, self.cfg
         rd.checked_at = used
-        window = self._ordered()
         for key, base in list(self.refs.items()):
             cached = self._references.get(key)
             if cached is None or cached[0] is not base or cached[1] is not rd.run:
@@ -448,63 +449,36 @@ class SourceState:
             got = cached[2].drop(window, cfg.min_stratum)
             if got is not None and got[0] >= cfg.min_after and got[1] <= cfg.resolve_drop:
                 # The finding's "now" is an accept len, whatever the measure.
-                cmp = compare(base.strata, rd.recent.strata, cfg.min_stratum)
+                cmp = compare(base.strata, strata(), cfg.min_stratum)
                 level = cmp.after.value if cmp is not None else None
                 self.book.resolve(key, at(), (level, rate_from_len(level, rd.slots)))
                 del self.refs[key], self._references[key]
+        return bool(self.refs)
 
     def _ordered(self) -> Ordered:
-        """The recent window sorted per bucket: the copy moved along with it, or a new one."""
+        """The recent window sorted per bucket: the copy kept in step with it, or a new one."""
         recent, kept = self.current.recent, self._sorted
         if kept is None or kept[0] is not recent or kept[1] != recent.added:
             kept = self._sorted = (recent, recent.added, Ordered(recent.strata))
         return kept[2]
 
-    def _extend_recent(self, buckets: list[int], centis: list[int]) -> None:
-        """Extend the recent window, moving its sorted copy along while it is in step."""
-        recent, kept = self.current.recent, self._sorted
-        if kept is None or kept[0] is not recent or kept[1] != recent.added:
-            gone = None
-        else:
-            gone = recent.evicts(len(buckets))
-        recent.extend(buckets, centis)
-        if kept is not None and gone is not None:
-            kept[2].move(gone, zip(buckets, centis, strict=True))
-            self._sorted = (recent, recent.added, kept[2])
+    def _keep(self, window: Ordered) -> None:
+        recent = self.current.recent
+        self._sorted = (recent, recent.added, window)
 
-    def _recovery_checks(
+    def _stretch_checks(
         self,
         buckets: list[int],
         centis: list[int],
         rows: list[int],
         last: int,
         at: Callable[[int], datetime | None],
-    ) -> list[tuple[int, Callable[[], None]]] | None:
-        """``bulk.Checks``: the recovery checks due after the stretch's used intervals (at
-        ``rows``) but the one after row ``last``, which the evaluation after the stretch makes.
-        Each first extends the recent window to its line."""
+    ) -> Stretch | None:
+        """``bulk.CheckFactory``: the recovery checks of a stretch while a drop is open."""
         rd = self.current
-        if not self.refs:
+        if not self.refs or rd.recent.pairs() is None:
             return None
-        start, done = rd.used, 0
-
-        def upto(k: int) -> None:
-            nonlocal done
-            self._extend_recent(buckets[done:k], centis[done:k])
-            done = k
-
-        def check(k: int) -> Callable[[], None]:
-            def run() -> None:
-                upto(k)
-                if self.refs:
-                    self._recover(start + k, lambda: at(rows[k - 1]))
-
-            return run
-
-        out: list[tuple[int, Callable[[], None]]] = []
-        k = rd.checked_at + RECHECK - start
-        while k <= len(rows) and rows[k - 1] != last:
-            out.append((rows[k - 1], check(k)))
-            k += RECHECK
-        out.append((last, lambda: upto(len(rows))))
-        return out
+        schedule = (rd.used, rd.checked_at, RECHECK, last)
+        return Stretch(
+            rd.recent, self._ordered(), (buckets, centis, rows), schedule, self._recover, at, self._keep
+        )
