@@ -64,17 +64,18 @@ class Reference:
     def drop(self, recent: Ordered, min_stratum: int) -> tuple[int, float] | None:
         """(intervals compared, relative drop) of the ``recent`` window against the baseline, as
         ``compare(...).after_n`` and ``.drop``; None where ``compare`` gives None."""
-        lists, sizes = recent.lists, self._sizes
+        lists, sizes, medians, median = recent.lists, self._sizes, self._medians, self._median
         buckets = sorted(
             b for b, v in lists.items() if len(v) >= min_stratum and sizes.get(b, 0) >= min_stratum
         )
         if not buckets:
             return None
-        n_after = [len(lists[b]) for b in buckets]
+        after = [lists[b] for b in buckets]
+        n_after = list(map(len, after))
         total = sum(n_after)
         weights = [n / total for n in n_after]
-        before = sum(w * m for w, m in zip(weights, [self._medians[b] for b in buckets], strict=True))
-        now = sum(w * m for w, m in zip(weights, [self._median(lists[b]) for b in buckets], strict=True))
+        before = sum(w * m for w, m in zip(weights, [medians[b] for b in buckets], strict=True))
+        now = sum(w * m for w, m in zip(weights, map(median, after), strict=True))
         b_value, a_value = before / self._scale, now / self._scale
         return total, 1.0 - a_value / b_value if b_value > 0 else 0.0
 
