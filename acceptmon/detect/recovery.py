@@ -14,11 +14,15 @@ from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from functools import partial
+from typing import Protocol
 
 from acceptmon.detect.measure import ALPHA_SCALE, Measure, per_token, to_per_token
 from acceptmon.detect.series import Sliding, Strata
+from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.stats import median_ci
+
+#: Re-check recovery every this many new intervals (the comparison is the costly part).
+RECHECK = 5
 
 
 class Ordered:
@@ -79,6 +83,11 @@ class Reference:
         b_value, a_value = before / self._scale, now / self._scale
         return total, 1.0 - a_value / b_value if b_value > 0 else 0.0
 
+    def recovered(self, recent: Ordered, cfg: DetectSettings) -> bool:
+        """Enough recent intervals, back within ``resolve_drop`` of the baseline."""
+        got = self.drop(recent, cfg.min_stratum)
+        return got is not None and got[0] >= cfg.min_after and got[1] <= cfg.resolve_drop
+
     def _median(self, values: list[int]) -> float:
         """``median_ci``'s median of the sorted ``values`` in the measure: per-token acceptance
         rises with accept len, so the order statistics are those of accept len, converted."""
@@ -89,9 +98,24 @@ class Reference:
         return (a + b) / 2
 
 
-#: ``SourceState._recover``: the check after the run's ``used``-th used interval, on the window
-#: then (sorted, and as histograms on demand), logged at ``at()``; whether a drop is still open.
-Recover = Callable[[int, Callable[[], datetime | None], Ordered, Callable[[], Strata]], bool]
+class Judged(Protocol):
+    """What a stretch's checks need of the source (``detect.source.SourceState``)."""
+
+    def references(self) -> list[tuple[str, Reference]]:
+        """The open drops, oldest first, each with its baseline ready for checks."""
+        ...
+
+    def resolve_drop(self, key: str, at: datetime | None, strata: Strata) -> None:
+        """Resolve a recovered drop at ``at``, the recent window then being ``strata``."""
+        ...
+
+    def checked(self, used: int) -> None:
+        """The last check followed the run's ``used``-th used interval."""
+        ...
+
+    def keep(self, window: Ordered) -> None:
+        """``window`` is the recent window's sorted copy, in step with it."""
+        ...
 
 
 def _strata_of(pairs: list[tuple[int, int]], lo: int, hi: int) -> Strata:
@@ -113,63 +137,65 @@ class Stretch:
 
     __slots__ = (
         "_at",
+        "_cfg",
         "_done",
-        "_every",
         "_held",
         "_k",
-        "_kept",
         "_last",
         "_new",
         "_recent",
-        "_recover",
+        "_refs",
         "_rows",
         "_seq",
         "_start",
+        "_state",
         "window",
     )
 
     def __init__(
         self,
-        recent: Sliding,
-        window: Ordered,
+        state: Judged,
+        cfg: DetectSettings,
+        window: tuple[Sliding, list[tuple[int, int]], Ordered],
         new: tuple[list[int], list[int], list[int]],
-        schedule: tuple[int, int, int, int],
-        recover: Recover,
+        schedule: tuple[int, int, int],
         at: Callable[[int], datetime | None],
-        kept: Callable[[Ordered], None],
     ) -> None:
-        """``new``: the stretch's used intervals (buckets, hundredths, rows); ``schedule``:
-        (used intervals before the stretch, the last check's, every, the stretch's last row);
-        ``at(row)``: the source's newest time after a row; ``kept``: told of the sorted copy,
-        in step with the window, at the end."""
-        held = recent.pairs()
-        assert held is not None
+        """``window``: the recent window, its (bucket, value) pairs and its sorted copy; ``new``: the stretch's used
+        intervals (buckets, hundredths, rows); ``schedule``: (used intervals before the
+        stretch, the last check's, the stretch's last row); ``at(row)``: the source's newest
+        time after a row."""
+        self._recent, held, self.window = window
         buckets, centis, self._rows = new
-        self._new = (buckets, centis)
-        self._recent, self.window, self._recover, self._at, self._kept = recent, window, recover, at, kept
+        self._state, self._cfg, self._at, self._new = state, cfg, at, (buckets, centis)
+        self._refs = state.references()
         self._seq = held + list(zip(buckets, centis, strict=True))
         self._held, self._done = len(held), 0
-        self._start, checked, self._every, self._last = schedule
-        self._k = checked + self._every - self._start  # the next check follows the k-th interval
+        self._start, checked, self._last = schedule
+        self._k = checked + RECHECK - self._start  # the next check follows the k-th interval
 
     def until(self, row: int) -> None:
         """Every check due after a line before ``row``."""
-        rows, k = self._rows, self._k
-        while k <= len(rows) and rows[k - 1] < row and rows[k - 1] != self._last:
+        rows, k, refs, cfg = self._rows, self._k, self._refs, self._cfg
+        checked = None
+        while refs and k <= len(rows) and (line := rows[k - 1]) < row and line != self._last:
             self._move(k)
-            hi = self._held + k
-            strata = partial(_strata_of, self._seq, max(0, hi - self._recent.size), hi)
-            if not self._recover(self._start + k, partial(self._at, rows[k - 1]), self.window, strata):
-                k = len(rows) + 1  # no drop open: no more checks
-                break
-            k += self._every
+            checked, window = k, self.window
+            for key, ref in [(key, ref) for key, ref in refs if ref.recovered(window, cfg)]:
+                hi = self._held + k
+                strata = _strata_of(self._seq, max(0, hi - self._recent.size), hi)
+                self._state.resolve_drop(key, self._at(line), strata)
+                refs.remove((key, ref))
+            k += RECHECK
         self._k = k
+        if checked is not None:
+            self._state.checked(self._start + checked)
 
     def finish(self) -> None:
         """Move to the stretch's end and extend the window with it."""
         self._move(len(self._rows))
         self._recent.extend(*self._new)
-        self._kept(self.window)
+        self._state.keep(self.window)
 
     def _move(self, k: int) -> None:
         """The sorted copy to the window after the stretch's ``k``-th used interval."""

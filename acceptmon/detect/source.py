@@ -28,7 +28,7 @@ from acceptmon.detect.findings import (
 )
 from acceptmon.detect.measure import ALPHA_SCALE, Measure, choose, to_per_token
 from acceptmon.detect.positions import Positions
-from acceptmon.detect.recovery import Ordered, Reference, Stretch
+from acceptmon.detect.recovery import RECHECK, Ordered, Reference, Stretch
 from acceptmon.detect.rules import Drift, Persistence, Transition, stall_reason
 from acceptmon.detect.series import (
     Head,
@@ -53,8 +53,6 @@ MAX_OPEN_DROPS = 8
 MAX_PENDING = 16
 #: Batches of at most this many lines (a live agent's) go line by line: the shorter way for them.
 SHORT = 4
-#: Re-check recovery every this many new intervals (the comparison is the costly part).
-RECHECK = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,28 +430,41 @@ class SourceState:
     def _check_recovery(self) -> None:
         """An open drop resolves once the recent intervals are back near its baseline, in any run."""
         rd = self.current
-        if self.refs and rd.used - rd.checked_at >= RECHECK:
-            self._recover(rd.used, lambda: self.last_ts, self._ordered(), lambda: rd.recent.strata)
+        if not self.refs or rd.used - rd.checked_at < RECHECK:
+            return
+        rd.checked_at = rd.used
+        window = self._ordered()
+        for key, ref in self.references():
+            if ref.recovered(window, self.cfg):
+                self.resolve_drop(key, self.last_ts, rd.recent.strata)
 
-    def _recover(
-        self, used: int, at: Callable[[], datetime | None], window: Ordered, strata: Callable[[], Strata]
-    ) -> bool:
-        """``recovery.Recover``: the check after the ``used``-th used interval of the run."""
-        rd, cfg = self.current, self.cfg
-        rd.checked_at = used
-        for key, base in list(self.refs.items()):
+    def references(self) -> list[tuple[str, Reference]]:
+        """``recovery.Judged``: the open drops with their baselines in the current run's measure."""
+        rd, out = self.current, []
+        for key, base in self.refs.items():
             cached = self._references.get(key)
             if cached is None or cached[0] is not base or cached[1] is not rd.run:
                 measure = choose(base.run.spec, rd.run.spec)
                 cached = self._references[key] = (base, rd.run, Reference(base.strata, measure))
-            got = cached[2].drop(window, cfg.min_stratum)
-            if got is not None and got[0] >= cfg.min_after and got[1] <= cfg.resolve_drop:
-                # The finding's "now" is an accept len, whatever the measure.
-                cmp = compare(base.strata, strata(), cfg.min_stratum)
-                level = cmp.after.value if cmp is not None else None
-                self.book.resolve(key, at(), (level, rate_from_len(level, rd.slots)))
-                del self.refs[key], self._references[key]
-        return bool(self.refs)
+            out.append((key, cached[2]))
+        return out
+
+    def resolve_drop(self, key: str, at: datetime | None, strata: Strata) -> None:
+        """``recovery.Judged``: the finding's "now" is an accept len, whatever the measure."""
+        rd = self.current
+        cmp = compare(self.refs[key].strata, strata, self.cfg.min_stratum)
+        level = cmp.after.value if cmp is not None else None
+        self.book.resolve(key, at, (level, rate_from_len(level, rd.slots)))
+        del self.refs[key], self._references[key]
+
+    def checked(self, used: int) -> None:
+        """``recovery.Judged``."""
+        self.current.checked_at = used
+
+    def keep(self, window: Ordered) -> None:
+        """``recovery.Judged``."""
+        recent = self.current.recent
+        self._sorted = (recent, recent.added, window)
 
     def _ordered(self) -> Ordered:
         """The recent window sorted per bucket: the copy kept in step with it, or a new one."""
@@ -461,10 +472,6 @@ class SourceState:
         if kept is None or kept[0] is not recent or kept[1] != recent.added:
             kept = self._sorted = (recent, recent.added, Ordered(recent.strata))
         return kept[2]
-
-    def _keep(self, window: Ordered) -> None:
-        recent = self.current.recent
-        self._sorted = (recent, recent.added, window)
 
     def _stretch_checks(
         self,
@@ -476,9 +483,8 @@ class SourceState:
     ) -> Stretch | None:
         """``bulk.CheckFactory``: the recovery checks of a stretch while a drop is open."""
         rd = self.current
-        if not self.refs or rd.recent.pairs() is None:
+        held = rd.recent.pairs() if self.refs else None
+        if held is None:
             return None
-        schedule = (rd.used, rd.checked_at, RECHECK, last)
-        return Stretch(
-            rd.recent, self._ordered(), (buckets, centis, rows), schedule, self._recover, at, self._keep
-        )
+        window = (rd.recent, held, self._ordered())
+        return Stretch(self, self.cfg, window, (buckets, centis, rows), (rd.used, rd.checked_at, last), at)
