@@ -19,7 +19,7 @@ from typing import Protocol
 from acceptmon.detect.measure import ALPHA_SCALE, Measure, per_token, to_per_token
 from acceptmon.detect.series import Sliding, Strata
 from acceptmon.detect.settings import DetectSettings
-from acceptmon.detect.stats import median_ci
+from acceptmon.detect.stats import hist_median
 
 #: Re-check recovery every this many new intervals (the comparison is the costly part).
 RECHECK = 5
@@ -63,23 +63,31 @@ class Reference:
             assert k_before is not None and self._k_after is not None
             strata, self._scale = to_per_token(strata, k_before), ALPHA_SCALE
         self._sizes = {b: sum(h.values()) for b, h in strata.items()}
-        self._medians = {b: median_ci(h).median for b, h in strata.items()}
+        self._medians = {b: hist_median(h) for b, h in strata.items()}
 
     def drop(self, recent: Ordered, min_stratum: int) -> tuple[int, float] | None:
         """(intervals compared, relative drop) of the ``recent`` window against the baseline, as
         ``compare(...).after_n`` and ``.drop``; None where ``compare`` gives None."""
-        lists, sizes, medians, median = recent.lists, self._sizes, self._medians, self._median
-        buckets = sorted(
-            b for b, v in lists.items() if len(v) >= min_stratum and sizes.get(b, 0) >= min_stratum
+        sizes, medians, k = self._sizes, self._medians, self._k_after
+        picked = sorted(
+            (b, v)
+            for b, v in recent.lists.items()
+            if len(v) >= min_stratum and sizes.get(b, 0) >= min_stratum
         )
-        if not buckets:
+        if not picked:
             return None
-        after = [lists[b] for b in buckets]
-        n_after = list(map(len, after))
+        n_after = [len(v) for _, v in picked]
         total = sum(n_after)
         weights = [n / total for n in n_after]
-        before = sum(w * m for w, m in zip(weights, [medians[b] for b in buckets], strict=True))
-        now = sum(w * m for w, m in zip(weights, map(median, after), strict=True))
+        before = sum([w * medians[b] for w, (b, _) in zip(weights, picked, strict=True)])
+        if k is None:  # ``median_ci``'s median, off the sorted values
+            mids = [(v[(n + 1) // 2 - 1] + v[n // 2]) / 2 for n, (_, v) in zip(n_after, picked, strict=True)]
+        else:  # per-token acceptance rises with accept len: the order statistics, converted
+            mids = [
+                (per_token(v[(n + 1) // 2 - 1], k) + per_token(v[n // 2], k)) / 2
+                for n, (_, v) in zip(n_after, picked, strict=True)
+            ]
+        now = sum([w * m for w, m in zip(weights, mids, strict=True)])
         b_value, a_value = before / self._scale, now / self._scale
         return total, 1.0 - a_value / b_value if b_value > 0 else 0.0
 
@@ -87,15 +95,6 @@ class Reference:
         """Enough recent intervals, back within ``resolve_drop`` of the baseline."""
         got = self.drop(recent, cfg.min_stratum)
         return got is not None and got[0] >= cfg.min_after and got[1] <= cfg.resolve_drop
-
-    def _median(self, values: list[int]) -> float:
-        """``median_ci``'s median of the sorted ``values`` in the measure: per-token acceptance
-        rises with accept len, so the order statistics are those of accept len, converted."""
-        n, k = len(values), self._k_after
-        a, b = values[(n + 1) // 2 - 1], values[n // 2]
-        if k is not None:
-            a, b = per_token(a, k), per_token(b, k)
-        return (a + b) / 2
 
 
 class Judged(Protocol):

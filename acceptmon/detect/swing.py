@@ -21,7 +21,7 @@ from itertools import compress, repeat
 from operator import eq
 
 from acceptmon.detect.series import Strata
-from acceptmon.detect.stats import median_ci
+from acceptmon.detect.stats import hist_median
 
 
 class Swing:
@@ -72,7 +72,7 @@ class Swing:
                     have = 0
 
     def _close(self, bucket: int) -> None:
-        level = median_ci(self.blocks.pop(bucket)).median
+        level = hist_median(self.blocks.pop(bucket))
         del self.counts[bucket]
         low = self.lows.get(bucket)
         high, closed = self.highs.get(bucket, (level, 0))

@@ -10,6 +10,7 @@ from acceptmon.detect.compare import compare
 from acceptmon.detect.measure import ALPHA_SCALE, PER_TOKEN, Measure, per_token, to_per_token
 from acceptmon.detect.recovery import Ordered, Reference
 from acceptmon.detect.series import Sliding, Strata
+from acceptmon.detect.stats import hist_median, median_ci
 
 
 def _strata(rng: random.Random, n: int, level: float, buckets: int) -> Strata:
@@ -56,3 +57,10 @@ def test_per_token_rises_with_accept_len(k: int) -> None:
     """What lets a per-token median be read off accept len's order statistics."""
     alphas = [per_token(centi, k) for centi in range(0, 100 * (k + 2))]
     assert alphas == sorted(alphas)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_hist_median_is_median_cis(seed: int) -> None:
+    rng = random.Random(seed)
+    h = {v: rng.randrange(1, 5) for v in rng.sample(range(100, 400), rng.randrange(1, 60))}
+    assert hist_median(h) == median_ci(h).median
