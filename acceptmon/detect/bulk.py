@@ -9,7 +9,10 @@ findings fired or resolved in line order (collapse first on a line, as in
 ``_accept``), each when it happens, so their texts read the state of that
 moment. The floor watcher is skipped over while it is quiet and every
 interval is good; otherwise (or when a stall would end after the batch's
-first interval) the batch takes the line-by-line way.
+first interval) the batch takes the line-by-line way. One-shot's evaluation
+after every interval comes as a stretch of a batch (``lo``..``hi``) and the
+recovery checks due inside it (``recovery.Stretch``), run in the same line order
+after each line's collapse and drift events.
 """
 
 from __future__ import annotations
