@@ -108,3 +108,20 @@ def test_an_open_drop_keeps_batches_on_the_bulk_path(monkeypatch: pytest.MonkeyP
     assert [f.rule for f in log.findings.values() if f.active] == [DROP]
     assert one_by_one < 200  # the warm-ups and the first test's stretches only: not 3600
     assert compared < 100  # the change tests' only: recovery checks are not full comparisons
+
+
+def test_two_sources_read_together_are_each_as_on_the_records_path() -> None:
+    """A batch evaluates its own source only: the others' evaluations would change nothing."""
+    (one, config), (two, _) = CASES["drop recovers in its run"], CASES["drift inside a run"]
+
+    def feed(bulk: bool) -> str:
+        pipeline = Pipeline(bulk=bulk)
+        log = FindingLog(pipeline, config)
+        for at in range(0, max(len(one), len(two)), 50):
+            pipeline.feed(Chunk("s", tuple(one[at : at + 50]), at + 1))
+            pipeline.feed(Chunk("t", tuple(two[at : at + 50]), at + 1))
+        out = io.StringIO()
+        log.write(out)
+        return out.getvalue() + json.dumps(log.detector.checkpoint(), sort_keys=True, default=str)
+
+    assert feed(bulk=True) == feed(bulk=False)
