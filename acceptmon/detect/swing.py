@@ -51,15 +51,22 @@ class Swing:
     def extend(self, buckets: Sequence[int], values: Sequence[int]) -> None:
         """``add`` for each pair in turn: per bucket, its values in order, a block at a time.
         Buckets never meet (each has its own block, low and high), so going bucket by bucket
-        leaves what going pair by pair does."""
+        leaves what going pair by pair does; a block this batch fills alone needs no
+        histogram, only its median (the same order statistics, off the sorted values)."""
         size, blocks, counts = self.size, self.blocks, self.counts
         if not size:
             return
+        lo, hi = (size + 1) // 2 - 1, size // 2
         for bucket in dict.fromkeys(buckets):
             mine = list(compress(values, map(eq, buckets, repeat(bucket))))  # at C speed
             at, have = 0, counts.get(bucket, 0)
             while at < len(mine):
                 take = min(size - have, len(mine) - at)
+                if take == size:
+                    block = sorted(mine[at : at + size])
+                    self._level(bucket, (block[lo] + block[hi]) / 2)
+                    at += size
+                    continue
                 h = blocks.get(bucket)
                 if h is None:
                     h = blocks[bucket] = {}
@@ -72,8 +79,11 @@ class Swing:
                     have = 0
 
     def _close(self, bucket: int) -> None:
-        level = hist_median(self.blocks.pop(bucket))
         del self.counts[bucket]
+        self._level(bucket, hist_median(self.blocks.pop(bucket)))
+
+    def _level(self, bucket: int, level: float) -> None:
+        """A closed block's median: the bucket's lowest and highest so far."""
         low = self.lows.get(bucket)
         high, closed = self.highs.get(bucket, (level, 0))
         self.lows[bucket] = level if low is None else min(low, level)
