@@ -159,6 +159,11 @@ class Sliding(Hists):
     def size(self) -> int:
         return self._size
 
+    @property
+    def aged(self) -> bool:
+        """Whether intervals also leave for age (then ``pairs`` is None)."""
+        return self._max_age is not None
+
     def pairs(self) -> list[tuple[int, int]] | None:
         """(bucket, value) of the held intervals, oldest first; None for a window with ages
         (where what a new interval evicts depends on the times, not only on the count)."""

@@ -270,8 +270,9 @@ class SourceState:
         """End (exclusive) of the lines from ``i`` after which only the last needs an evaluation."""
         rd, cfg, n = self.current, self.cfg, batch.n
         clock_quiet = cfg.stall_s >= 0 and (cfg.silent_s is None or cfg.silent_s >= 0)
-        if not rd.warm or not clock_quiet or (self.refs and rd.used - rd.checked_at >= RECHECK):
-            return i + 1  # warming up (used intervals not known ahead), or due now
+        checks = bool(self.refs) and (rd.recent.aged or rd.used - rd.checked_at >= RECHECK)
+        if not rd.warm or not clock_quiet or checks:
+            return i + 1  # warming up (used intervals not known ahead), a check due now or not bulk
         need = self._test_need()
         if need is None or batch.lens is None:
             return n
