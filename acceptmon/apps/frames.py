@@ -30,6 +30,8 @@ drafted_tokens      Int64                     exact drafted tokens (vLLM)
 from __future__ import annotations
 
 from datetime import tzinfo
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from acceptmon import extras
@@ -48,13 +50,20 @@ COLUMNS = (
 )  # fmt: skip
 
 
+#: Columns whose value is one per batch (a run of equal values): kept as (value, count) runs.
+_RUNS = ("source", "engine", "run_id")
+
+
 class _Columns:
-    """A pipeline sink appending each interval to plain lists (no per-line dicts)."""
+    """A pipeline sink appending each interval to plain lists (no per-line dicts); the columns
+    that hold one value per batch are kept as runs of it."""
 
     def __init__(self, tracker: RunTracker) -> None:
         self._tracker = tracker
-        self.cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+        self.cols: dict[str, list[Any]] = {c: [] for c in COLUMNS if c not in _RUNS}
+        self.runs: dict[str, list[tuple[Any, int]]] = {c: [] for c in _RUNS}
         self._ranks: dict[Any, str] = {}
+        self._rates: dict[tuple[float, int], float] = {}
 
     def _rank(self, ranks: Any) -> str:
         """``TP0``, ``DP1 TP4`` (memoised: a log has few rank combinations)."""
@@ -62,6 +71,14 @@ class _Columns:
         if text is None:
             text = self._ranks[ranks] = " ".join(f"{k.upper()}{v}" for k, v in ranks)
         return text
+
+    def _repeat(self, values: dict[str, Any], n: int) -> None:
+        for name, value in values.items():
+            runs = self.runs[name]
+            if runs and runs[-1][0] == value:
+                runs[-1] = (value, runs[-1][1] + n)
+            else:
+                runs.append((value, n))
 
     def observe_run_start(self, run: Run) -> None:
         """Nothing to note: each interval looks its run up."""
@@ -72,39 +89,38 @@ class _Columns:
             return
         run = self._tracker.current(batch.source)
         c, n = self.cols, batch.n
-        stamps = batch.stamps
-        lens: list[float | None] = list(batch.lens) if batch.lens is not None else [None] * n
         c["ts"] += batch.epochs
-        c["source"] += [batch.source] * n
-        c["run_id"] += [run.run_id if run else None] * n
-        c["rank"] += [self._rank(ranks) for _, ranks in stamps]
-        c["accept_len"] += lens
-        slots = batch.spec.slots
-        c["accept_rate"] += (
-            [None if a is None else round(min(1.0, max(0.0, (a - 1.0) / slots)), 4) for a in lens]
-            if slots
-            else [None] * n
-        )  # runs.rate.accept_rate, inlined: a million calls cost a second
-        c["engine"] += ["sglang"] * n
+        self._repeat({"source": batch.source, "run_id": run.run_id if run else None, "engine": "sglang"}, n)
+        c["rank"] += map(self._rank, map(itemgetter(1), batch.stamps))
+        slots, lens = batch.spec.slots, batch.lens
+        if lens is None:
+            c["accept_len"] += repeat(None, n)
+            c["accept_rate"] += repeat(None, n)
+        else:
+            c["accept_len"] += lens
+            if slots:  # runs.rate.accept_rate, once per distinct length (a batch has few)
+                rate = {a: round(min(1.0, max(0.0, (a - 1.0) / slots)), 4) for a in set(lens)}
+                c["accept_rate"] += map(rate.__getitem__, lens)
+            else:
+                c["accept_rate"] += repeat(None, n)
         c["running_req"] += batch.running
         c["queue_req"] += batch.queue
         c["gen_throughput"] += batch.throughput
-        c["accepted_tokens"] += [None] * n
-        c["drafted_tokens"] += [None] * n
+        c["accepted_tokens"] += repeat(None, n)
+        c["drafted_tokens"] += repeat(None, n)
 
     def observe(self, r: Record) -> None:
         if not isinstance(r, DecodeSample | SpecSample):
             return
         run = self._tracker.current(r.meta.source)
         c = self.cols
+        decode = isinstance(r, DecodeSample)
+        engine = "sglang" if decode else "vllm"
+        self._repeat({"source": r.meta.source, "run_id": run.run_id if run else None, "engine": engine}, 1)
         c["ts"].append(r.meta.ts.timestamp() if r.meta.ts is not None else None)
-        c["source"].append(r.meta.source)
-        c["run_id"].append(run.run_id if run else None)
         c["rank"].append(self._rank(r.meta.ranks))
         c["accept_len"].append(r.accept_len)
         c["accept_rate"].append(r.accept_rate)
-        decode = isinstance(r, DecodeSample)
-        c["engine"].append("sglang" if decode else "vllm")
         c["running_req"].append(r.running_req if isinstance(r, DecodeSample) else None)
         c["queue_req"].append(r.queue_req if isinstance(r, DecodeSample) else None)
         c["gen_throughput"].append(r.gen_throughput if isinstance(r, DecodeSample) else None)
@@ -148,28 +164,57 @@ def read_log(
 ) -> pd.DataFrame:
     """One row per interval (see the module doc for the columns); raises OSError if a file is unreadable."""
     extras.require("frames", "acceptmon.read_log")
+    import numpy as np
     import pandas as pd
 
     columns, _table = _read(sources, timezone, draft_config, ssh_config)
-    c = columns.cols
-    epochs = pd.array(_in_pandas_range(c["ts"]), dtype="float64")
+    c, runs = columns.cols, columns.runs
+    epochs = np.array(_in_pandas_range(c["ts"]), dtype=np.float64)
     frame = pd.DataFrame(
         {
             "ts": pd.to_datetime(epochs, unit="s", utc=True).tz_convert(_zone(timezone)),
-            "source": pd.Categorical(c["source"]),
-            "engine": pd.Categorical(c["engine"], categories=["sglang", "vllm"]),
-            "run_id": pd.Categorical(c["run_id"]),
+            "source": _categorical(runs["source"]),
+            "engine": _categorical(runs["engine"], ["sglang", "vllm"]),
+            "run_id": _categorical(runs["run_id"]),
             "rank": pd.array(c["rank"], dtype="string"),
-            "accept_len": pd.array(c["accept_len"], dtype="float64"),
-            "accept_rate": pd.array(c["accept_rate"], dtype="float64"),
-            "running_req": pd.array(c["running_req"], dtype="Int64"),
-            "queue_req": pd.array(c["queue_req"], dtype="Int64"),
-            "gen_throughput": pd.array(c["gen_throughput"], dtype="float64"),
-            "accepted_tokens": pd.array(c["accepted_tokens"], dtype="Int64"),
-            "drafted_tokens": pd.array(c["drafted_tokens"], dtype="Int64"),
+            "accept_len": np.array(c["accept_len"], dtype=np.float64),
+            "accept_rate": np.array(c["accept_rate"], dtype=np.float64),
+            "running_req": _ints(c["running_req"]),
+            "queue_req": _ints(c["queue_req"]),
+            "gen_throughput": np.array(c["gen_throughput"], dtype=np.float64),
+            "accepted_tokens": _ints(c["accepted_tokens"]),
+            "drafted_tokens": _ints(c["drafted_tokens"]),
         }
     )
     return frame
+
+
+def _categorical(runs: list[tuple[Any, int]], categories: list[str] | None = None) -> pd.Categorical:
+    """Runs of (value, count) as ``pd.Categorical`` of the values repeated (None: missing),
+    built from codes: a category per distinct value, not a hash per row."""
+    import numpy as np
+    import pandas as pd
+
+    names = categories if categories is not None else sorted({v for v, _ in runs if v is not None})
+    code = {name: i for i, name in enumerate(names)}
+    codes = np.repeat(
+        np.array([code.get(v, -1) if v is not None else -1 for v, _ in runs], dtype=np.int64),
+        np.array([n for _, n in runs], dtype=np.int64),
+    )
+    return pd.Categorical.from_codes(codes, categories=names)
+
+
+def _ints(values: list[int | None]) -> Any:
+    """An ``Int64`` array (None: missing), from a NumPy array where none or all are missing."""
+    import numpy as np
+    import pandas as pd
+
+    missing = values.count(None)
+    if not missing:
+        return pd.array(np.array(values, dtype=np.int64), dtype="Int64")
+    if missing == len(values):
+        return pd.arrays.IntegerArray(np.zeros(len(values), dtype=np.int64), np.ones(len(values), dtype=bool))
+    return pd.array(values, dtype="Int64")
 
 
 #: Epoch seconds pandas' nanosecond timestamps hold (1677-09-22 … 2262-04-11), whole seconds inside.

@@ -25,13 +25,21 @@ log = logging.getLogger("acceptmon.detect")
 class Detector:
     """Per-source acceptance rules over a stream of runs and samples."""
 
-    def __init__(self, config: DetectSettings | None = None, *, judge_ending_runs: bool = False) -> None:
+    def __init__(
+        self,
+        config: DetectSettings | None = None,
+        *,
+        judge_ending_runs: bool = False,
+        on_change: Callable[[Finding], object] | None = None,
+    ) -> None:
         """``judge_ending_runs``: evaluate a source just before its next run starts, and keep what
         that found for ``judged``. The agent evaluates on a timer and after each chunk, so a
         backlog read in one go would otherwise start the next run before the ending one was
         compared with its baseline (and announce nothing of a drop a later run resolved);
-        one-shot evaluates after every interval and needs none."""
+        one-shot evaluates after every interval and needs none. ``on_change`` is told of every
+        finding as it fires or resolves (``findings.Book``)."""
         self.config = config or DetectSettings()
+        self._on_change = on_change
         self._sources: dict[str, SourceState] = {}
         self._judge = judge_ending_runs
         self._judged: dict[tuple[str, str], list[Finding]] = {}
@@ -39,7 +47,7 @@ class Detector:
     def _source(self, name: str) -> SourceState:
         state = self._sources.get(name)
         if state is None:
-            state = self._sources[name] = SourceState(name, self.config)
+            state = self._sources[name] = SourceState(name, self.config, self._on_change)
         return state
 
     def observe_run_start(self, run: Run) -> None:
@@ -60,10 +68,10 @@ class Detector:
         elif isinstance(record, Shutdown):
             self._source(record.meta.source).stop(record.meta.ts)
 
-    def observe_batch(self, batch: DecodeBatch, each: Callable[[], object] | None = None) -> None:
-        """A stretch of Decode lines, as ``observe`` would take their records one by one
-        (``each`` runs after every interval: see ``SourceState.observe_batch``)."""
-        self._source(batch.source).observe_batch(batch, each)
+    def observe_batch(self, batch: DecodeBatch, evaluate: bool = False) -> None:
+        """A stretch of Decode lines, as ``observe`` would take their records one by one; with
+        ``evaluate``, as if the source were evaluated after each (what one-shot does, as live)."""
+        self._source(batch.source).observe_batch(batch, evaluate)
 
     def evaluate(self, now: datetime | None = None, source: str | None = None) -> list[Finding]:
         """Every open finding plus the most recently resolved ones, of every source.
@@ -122,6 +130,8 @@ class Detector:
                 log.warning(
                     "detector state unreadable (%s); starting the detector afresh", type(exc).__name__
                 )
+        for restored in self._sources.values():
+            restored.book.on_change = self._on_change
         for run in current:
             state = self._sources.get(run.source)
             if state is None or state.current.run.run_id != run.run_id:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -191,11 +191,14 @@ def simple_finding(rule: str, run: Run, summary: str, key: str, after_len: float
 class Book:
     """The findings of one source by key; resolved ones are kept, at most ``max_resolved``."""
 
-    __slots__ = ("_items", "_max_resolved")
+    __slots__ = ("_items", "_max_resolved", "on_change")
 
-    def __init__(self, max_resolved: int) -> None:
+    def __init__(self, max_resolved: int, on_change: Callable[[Finding], object] | None = None) -> None:
+        """``on_change`` sees each finding as ``fire`` or ``resolve`` leaves it: one-shot keeps
+        every finding's last state from it, without re-reading the book after each interval."""
         self._items: dict[str, Finding] = {}
         self._max_resolved = max_resolved
+        self.on_change = on_change
 
     def active(self, key: str) -> bool:
         f = self._items.get(key)
@@ -207,9 +210,11 @@ class Book:
     def fire(self, finding: Finding, at: datetime | None) -> None:
         """Record a new or re-opened finding (same key, fresh episode)."""
         self._items.pop(finding.key, None)
-        self._items[finding.key] = replace(
+        f = self._items[finding.key] = replace(
             finding, first_seen=at, active=True, resolved_at=None, now_accept_len=None, now_accept_rate=None
         )
+        if self.on_change is not None:
+            self.on_change(f)
 
     def resolve(
         self, key: str, at: datetime | None, now: tuple[float | None, float | None] = (None, None)
@@ -219,9 +224,11 @@ class Book:
         if f is None or not f.active:
             return
         length, rate = (None if v is None else round(v, 4) for v in now)
-        self._items[key] = replace(
+        f = self._items[key] = replace(
             f, active=False, resolved_at=at, now_accept_len=length, now_accept_rate=rate
         )
+        if self.on_change is not None:
+            self.on_change(f)
         resolved = [k for k, g in self._items.items() if not g.active]
         for k in resolved[: max(0, len(resolved) - self._max_resolved)]:
             del self._items[k]

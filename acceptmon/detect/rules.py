@@ -61,20 +61,27 @@ class Persistence:
             return []
         out: list[tuple[int, Transition]] = []
         window, size, fire, clear = self._flags, self._flags.maxlen or 0, self._fire, self._clear
-        bad, active = self._bad, self.active
-        for k, flag in enumerate(flags):
+        bad, active, k, n = self._bad, self.active, 0, len(flags)
+        while k < n:
+            if not active and not bad:  # nothing can happen until the next bad interval
+                j = _next_bad(flags, k)
+                window.extend(repeat(False, min(j - k, size)))
+                if j == n:
+                    break
+                k = j
+            flag = flags[k]
             if len(window) == size:
                 bad -= window[0]
             window.append(flag)
             bad += flag
-            if len(window) < size:
-                continue
-            if not active and bad >= fire:
-                active = True
-                out.append((k, "fire"))
-            elif active and bad <= clear:
-                active = False
-                out.append((k, "resolve"))
+            if len(window) == size:
+                if not active and bad >= fire:
+                    active = True
+                    out.append((k, "fire"))
+                elif active and bad <= clear:
+                    active = False
+                    out.append((k, "resolve"))
+            k += 1
         self._bad, self.active = bad, active
         return out
 
@@ -92,6 +99,14 @@ class Persistence:
             self.active = False
             return "resolve"
         return None
+
+
+def _next_bad(flags: list[bool], k: int) -> int:
+    """Index of the first true flag from ``k`` on, else ``len(flags)``."""
+    try:
+        return flags.index(True, k)
+    except ValueError:
+        return len(flags)
 
 
 class Drift:

@@ -146,19 +146,35 @@ class Sliding(Hists):
     quiet server (a Decode line every few minutes) still leaves a baseline that can be tested.
     """
 
-    __slots__ = ("_floor", "_items", "_max_age", "_size")
+    __slots__ = ("_floor", "_items", "_max_age", "_size", "added")
 
     def __init__(self, size: int, max_age: float | None = None, keep: int = 0) -> None:
         super().__init__()
         self._items: deque[tuple[float | None, int, int]] = deque()
         self._size, self._max_age = size, max_age
         self._floor = max(1, keep)  # evict for age only while at least this many are held
+        self.added = 0  # intervals ever added: a copy kept in step knows it still is
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def aged(self) -> bool:
+        """Whether intervals also leave for age (then ``pairs`` is None)."""
+        return self._max_age is not None
+
+    def pairs(self) -> list[tuple[int, int]] | None:
+        """(bucket, value) of the held intervals, oldest first; None for a window with ages
+        (where what a new interval evicts depends on the times, not only on the count)."""
+        return None if self._max_age is not None else list(map(_PAIR, self._items))
 
     def _evict(self) -> None:
         _, bucket, value = self._items.popleft()
         self.remove(bucket, value)
 
     def add(self, bucket: int, value: int, at: float | None = None) -> None:
+        self.added += 1
         items = self._items
         if len(items) == self._size:
             self._evict()
@@ -171,6 +187,7 @@ class Sliding(Hists):
     def extend(self, buckets: Sequence[int], values: Sequence[int], ats: Sequence[float | None] = ()) -> None:
         """``add`` for each (bucket, value[, at]) in turn, with the same evictions, in one loop."""
         items, size, max_age, strata = self._items, self._size, self._max_age, self.strata
+        self.added += len(buckets)
         if max_age is None and len(buckets) >= size > 0:  # all that stays is new: build it afresh
             items.clear()
             strata.clear()

@@ -28,6 +28,7 @@ from acceptmon.detect.findings import (
 )
 from acceptmon.detect.measure import ALPHA_SCALE, Measure, choose, to_per_token
 from acceptmon.detect.positions import Positions
+from acceptmon.detect.recovery import RECHECK, Ordered, Reference, Stretch
 from acceptmon.detect.rules import Drift, Persistence, Transition, stall_reason
 from acceptmon.detect.series import (
     Head,
@@ -52,8 +53,6 @@ MAX_OPEN_DROPS = 8
 MAX_PENDING = 16
 #: Batches of at most this many lines (a live agent's) go line by line: the shorter way for them.
 SHORT = 4
-#: Re-check recovery every this many new intervals (the comparison is the costly part).
-RECHECK = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +112,6 @@ def measured(base: Baseline, after: Strata, measure: Measure, min_stratum: int) 
     )
 
 
-def recovered(c: Comparison | None, cfg: DetectSettings) -> bool:
-    return c is not None and c.after_n >= cfg.min_after and c.drop <= cfg.resolve_drop
-
-
 def below(point: Point, floor: Floor) -> bool:
     length, rate = point.accept_len, point.accept_rate
     return (floor.accept_len is not None and length is not None and length < floor.accept_len) or (
@@ -171,13 +166,18 @@ def duration_words(seconds: float) -> str:
 class SourceState:
     """Feeds one source's runs and samples to the rules and keeps their findings."""
 
-    def __init__(self, source: str, cfg: DetectSettings) -> None:
+    def __init__(
+        self, source: str, cfg: DetectSettings, on_change: Callable[[Finding], object] | None = None
+    ) -> None:
+        """``on_change`` is told of every finding the book fires or resolves, as it does."""
         self.source, self.cfg = source, cfg
-        self.book = Book(cfg.max_resolved)
+        self.book = Book(cfg.max_resolved, on_change)
         self.current = RunData(Run(source, "unknown", None, 0, None, SpecConfig()), cfg, False, False)
         self.baseline: Baseline | None = None
         self.pending: list[ConfigDiff | None] = []  # diffs since the baseline run, current included
         self.refs: dict[str, Baseline] = {}  # open drop finding → the baseline it is judged against
+        self._references: dict[str, tuple[Baseline, Run, Reference]] = {}  # refs' recovery checks
+        self._sorted: tuple[Sliding, int, Ordered] | None = None  # the recent window, for them
         self.last: Point | None = None
         self.last_ts: datetime | None = None
         self.spec_prev: dict[int | None, SpecSample] = {}
@@ -219,14 +219,21 @@ class SourceState:
         if point is not None:
             self.observe_point(point)
 
-    def observe_batch(self, batch: DecodeBatch, each: Callable[[], object] | None = None) -> None:
+    def observe_batch(self, batch: DecodeBatch, evaluate: bool = False) -> None:
         """A batch's Decode lines, one interval each, exactly as ``observe`` takes their records;
-        ``each`` is called after every interval (one-shot findings evaluate there, as live)."""
-        if each is None and batch.n > SHORT and bulk.observe_batch(self, batch):
-            return
+        with ``evaluate``, as if the source were evaluated after every interval (one-shot
+        findings, as live): see ``_evaluated``."""
+        if evaluate:
+            self._evaluated(batch)
+        elif batch.n <= SHORT or not bulk.observe_batch(self, batch, 0, batch.n):
+            self._lines(batch, 0, batch.n, False)
+
+    def _lines(self, batch: DecodeBatch, lo: int, hi: int, evaluate: bool) -> None:
+        """Lines ``lo``..``hi`` - 1 one by one (the source evaluated after each with ``evaluate``)."""
         stamps, running, queue, lens = batch.stamps, batch.running, batch.queue, batch.lens
         slots, rate, observe = self.current.slots, batch.rate, self.observe_point
-        for i, r in enumerate(running):
+        for i in range(lo, hi):
+            r = running[i]
             length = lens[i] if lens is not None else None
             printed = rate(length)
             observe(
@@ -239,8 +246,56 @@ class SourceState:
                     printed if printed is not None else rate_from_len(length, slots),
                 )
             )
-            if each is not None:
-                each()
+            if evaluate:
+                self.evaluate(self.last_ts)
+
+    def _evaluated(self, batch: DecodeBatch) -> None:
+        """The batch as if evaluated after every interval, in stretches that stay bulk.
+
+        An evaluation by the source's own clock changes something only where the change test
+        is due (the stretches end there) or a recovery check is (the bulk path runs those in
+        line order among the other rules' events, with the time of their line): between them
+        it is a no-op, so each stretch is taken whole and evaluated once, at its end.
+        """
+        i, n = 0, batch.n
+        while i < n:
+            end = self._stretch(batch, i)
+            if end - i <= SHORT or not bulk.observe_batch(self, batch, i, end, self._stretch_checks):
+                self._lines(batch, i, end, True)
+            else:
+                self.evaluate(self.last_ts)
+            i = end
+
+    def _stretch(self, batch: DecodeBatch, i: int) -> int:
+        """End (exclusive) of the lines from ``i`` after which only the last needs an evaluation."""
+        rd, cfg, n = self.current, self.cfg, batch.n
+        clock_quiet = cfg.stall_s >= 0 and (cfg.silent_s is None or cfg.silent_s >= 0)
+        checks = bool(self.refs) and (rd.recent.aged or rd.used - rd.checked_at >= RECHECK)
+        if not rd.warm or not clock_quiet or checks:
+            return i + 1  # warming up (used intervals not known ahead), a check due now or not bulk
+        need = self._test_need()
+        if need is None or batch.lens is None:
+            return n
+        if need == 0:
+            return i + 1
+        running = batch.running
+        for k in range(i, n):
+            if running[k] > 0:
+                need -= 1
+                if need == 0:
+                    return k + 1
+        return n
+
+    def _test_need(self) -> int | None:
+        """More used intervals after which ``_test_change`` is due (0: now), None if never."""
+        rd, base, cfg = self.current, self.baseline, self.cfg
+        if base is None or rd.decided:
+            return None
+        h, size, tested = rd.head.n, rd.head.size, rd.tested_at
+        for n in range(h, max(h, size) + 1):
+            if n >= cfg.min_after and (n - tested >= max(1, n // 32) or (n >= size and tested != n)):
+                return n - h
+        return None
 
     def observe_point(self, point: Point) -> None:
         if point.ts is not None:
@@ -379,12 +434,58 @@ class SourceState:
         if not self.refs or rd.used - rd.checked_at < RECHECK:
             return
         rd.checked_at = rd.used
-        for key, base in list(self.refs.items()):
-            measure = choose(base.run.spec, rd.run.spec)
-            cmp = measured(base, rd.recent.strata, measure, self.cfg.min_stratum)
-            if recovered(cmp, self.cfg):
-                if measure.per_token:  # the finding's "now" is an accept len
-                    cmp = compare(base.strata, rd.recent.strata, self.cfg.min_stratum)
-                level = cmp.after.value if cmp is not None else None
-                self.book.resolve(key, self.last_ts, (level, rate_from_len(level, rd.slots)))
-                del self.refs[key]
+        window = self._ordered()
+        for key, ref in self.references():
+            if ref.recovered(window, self.cfg):
+                self.resolve_drop(key, self.last_ts, rd.recent.strata)
+
+    def references(self) -> list[tuple[str, Reference]]:
+        """``recovery.Judged``: the open drops with their baselines in the current run's measure."""
+        rd, out = self.current, []
+        for key, base in self.refs.items():
+            cached = self._references.get(key)
+            if cached is None or cached[0] is not base or cached[1] is not rd.run:
+                measure = choose(base.run.spec, rd.run.spec)
+                cached = self._references[key] = (base, rd.run, Reference(base.strata, measure))
+            out.append((key, cached[2]))
+        return out
+
+    def resolve_drop(self, key: str, at: datetime | None, strata: Strata) -> None:
+        """``recovery.Judged``: the finding's "now" is an accept len, whatever the measure."""
+        rd = self.current
+        cmp = compare(self.refs[key].strata, strata, self.cfg.min_stratum)
+        level = cmp.after.value if cmp is not None else None
+        self.book.resolve(key, at, (level, rate_from_len(level, rd.slots)))
+        del self.refs[key], self._references[key]
+
+    def checked(self, used: int) -> None:
+        """``recovery.Judged``."""
+        self.current.checked_at = used
+
+    def keep(self, window: Ordered) -> None:
+        """``recovery.Judged``."""
+        recent = self.current.recent
+        self._sorted = (recent, recent.added, window)
+
+    def _ordered(self) -> Ordered:
+        """The recent window sorted per bucket: the copy kept in step with it, or a new one."""
+        recent, kept = self.current.recent, self._sorted
+        if kept is None or kept[0] is not recent or kept[1] != recent.added:
+            kept = self._sorted = (recent, recent.added, Ordered(recent.strata))
+        return kept[2]
+
+    def _stretch_checks(
+        self,
+        buckets: list[int],
+        centis: list[int],
+        rows: list[int],
+        last: int,
+        at: Callable[[int], datetime | None],
+    ) -> Stretch | None:
+        """``bulk.CheckFactory``: the recovery checks of a stretch while a drop is open."""
+        rd = self.current
+        held = rd.recent.pairs() if self.refs else None
+        if held is None:
+            return None
+        window = (rd.recent, held, self._ordered())
+        return Stretch(self, self.cfg, window, (buckets, centis, rows), (rd.used, rd.checked_at, last), at)

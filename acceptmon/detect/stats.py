@@ -127,5 +127,12 @@ def median_ci(h: Mapping[K, int]) -> MedianCI:
     return MedianCI(median=(a + b) / 2, low=float(lo), high=float(hi), n=n)
 
 
+def hist_median(h: Mapping[K, int]) -> float:
+    """``median_ci(h).median`` without the interval (half the order statistics)."""
+    n = sum(h.values())
+    a, b = order_stats(h, [(n + 1) // 2, n // 2 + 1])
+    return (a + b) / 2
+
+
 def median(values: Sequence[float]) -> float:
     return median_ci(Counter(values)).median

@@ -15,10 +15,13 @@ Memory: one block's histogram and three numbers per stratum.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import eq
 
 from acceptmon.detect.series import Strata
-from acceptmon.detect.stats import median_ci
+from acceptmon.detect.stats import hist_median
 
 
 class Swing:
@@ -46,23 +49,41 @@ class Swing:
             self._close(bucket)
 
     def extend(self, buckets: Sequence[int], values: Sequence[int]) -> None:
-        """``add`` for each pair in turn, in one loop."""
+        """``add`` for each pair in turn: per bucket, its values in order, a block at a time.
+        Buckets never meet (each has its own block, low and high), so going bucket by bucket
+        leaves what going pair by pair does; a block this batch fills alone needs no
+        histogram, only its median (the same order statistics, off the sorted values)."""
         size, blocks, counts = self.size, self.blocks, self.counts
         if not size:
             return
-        for k, bucket in enumerate(buckets):
-            h = blocks.get(bucket)
-            if h is None:
-                h = blocks[bucket] = {}
-            value = values[k]
-            h[value] = h.get(value, 0) + 1
-            n = counts[bucket] = counts.get(bucket, 0) + 1
-            if n >= size:
-                self._close(bucket)
+        lo, hi = (size + 1) // 2 - 1, size // 2
+        for bucket in dict.fromkeys(buckets):
+            mine = list(compress(values, map(eq, buckets, repeat(bucket))))  # at C speed
+            at, have = 0, counts.get(bucket, 0)
+            while at < len(mine):
+                take = min(size - have, len(mine) - at)
+                if take == size:
+                    block = sorted(mine[at : at + size])
+                    self._level(bucket, (block[lo] + block[hi]) / 2)
+                    at += size
+                    continue
+                h = blocks.get(bucket)
+                if h is None:
+                    h = blocks[bucket] = {}
+                for value, c in Counter(mine[at : at + take]).items():
+                    h[value] = h.get(value, 0) + c
+                at, have = at + take, have + take
+                counts[bucket] = have
+                if have >= size:
+                    self._close(bucket)
+                    have = 0
 
     def _close(self, bucket: int) -> None:
-        level = median_ci(self.blocks.pop(bucket)).median
         del self.counts[bucket]
+        self._level(bucket, hist_median(self.blocks.pop(bucket)))
+
+    def _level(self, bucket: int, level: float) -> None:
+        """A closed block's median: the bucket's lowest and highest so far."""
         low = self.lows.get(bucket)
         high, closed = self.highs.get(bucket, (level, 0))
         self.lows[bucket] = level if low is None else min(low, level)

@@ -4,24 +4,38 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from acceptmon.ingest import Pipeline
 from acceptmon.model import DecodeSample, Finding, Record, Run, SpecSample
 from acceptmon.runs.batch import DecodeBatch
 
+if TYPE_CHECKING:
+    from acceptmon.detect import DetectSettings
+
 
 class FindingLog:
-    """Runs the detector after every interval, as the agent would live, keeping each
-    finding's latest state (so a drop that a later revert resolved is still reported)."""
+    """Runs the detector as the agent would live, evaluated after every interval, keeping each
+    finding's latest state (so a drop that a later revert resolved is still reported).
 
-    def __init__(self, pipeline: Pipeline) -> None:
+    The book tells of each change as it happens, so nothing re-reads it after every interval,
+    and Decode batches stay on the detector's bulk path (``Detector.observe_batch``)."""
+
+    def __init__(self, pipeline: Pipeline, settings: DetectSettings | None = None) -> None:
         from acceptmon.detect import Detector
 
-        self.detector = Detector()
+        self.detector = Detector(settings, on_change=self._changed)
         self._store = pipeline.store
-        self.findings: dict[str, Finding] = {}
+        self._latest: dict[str, Finding] = {}
         pipeline.consumers.append(self)
+
+    def _changed(self, finding: Finding) -> None:
+        self._latest[finding.key] = finding
+
+    @property
+    def findings(self) -> dict[str, Finding]:
+        """Every finding's latest state by key, in the order they first fired."""
+        return {key: self._engine(f) for key, f in self._latest.items()}
 
     def observe_run_start(self, run: Run) -> None:
         self.detector.observe_run_start(run)
@@ -29,14 +43,10 @@ class FindingLog:
     def observe(self, record: Record) -> None:
         self.detector.observe(record)
         if isinstance(record, DecodeSample | SpecSample):
-            self._evaluate()
+            self.detector.evaluate()
 
     def observe_batch(self, batch: DecodeBatch) -> None:
-        self.detector.observe_batch(batch, self._evaluate)
-
-    def _evaluate(self) -> None:
-        for finding in self.detector.evaluate():
-            self.findings[finding.key] = self._engine(finding)
+        self.detector.observe_batch(batch, evaluate=True)
 
     def _engine(self, finding: Finding) -> Finding:
         """The finding with its source's inference server (the detector does not know it)."""
@@ -46,7 +56,6 @@ class FindingLog:
     def write(self, out: IO[str]) -> None:
         from acceptmon.notify.payload import finding_json
 
-        for finding in self.detector.evaluate():
-            self.findings[finding.key] = self._engine(finding)
+        self.detector.evaluate()
         for finding in self.findings.values():
             out.write(json.dumps(finding_json(finding), allow_nan=False, default=str) + "\n")
