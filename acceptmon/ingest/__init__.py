@@ -89,6 +89,19 @@ class PerRecord:
             self._take(record)
 
 
+class LogClock(Protocol):
+    """What steps with the log's own time as lines reach the store (``acceptmon backfill``'s
+    sampler): told each chunk, each record before the store takes it, and each Decode batch,
+    which it hands to the store (``take``) in parts cut where its samples fall, so a sample
+    at time T holds the lines logged up to T, not the rest of their chunk."""
+
+    def chunk(self, chunk: Chunk) -> None: ...
+
+    def record(self, record: Record) -> None: ...
+
+    def batch(self, batch: DecodeBatch, take: Callable[[DecodeBatch], None]) -> None: ...
+
+
 YearHint = Callable[[Chunk], "datetime | None"]
 #: The zone a source's naive log times are in, by source name.
 ZoneOf = Callable[[str], tzinfo]
@@ -124,6 +137,8 @@ class Pipeline:
         self._logged: set[tuple[str, str]] = set()
         #: The run starts of the chunk being fed (``feed`` returns them).
         self._starts: list[Run] = []
+        #: Backfill's sampler, when one steps with the log's time (None: the store takes batches whole).
+        self.log_clock: LogClock | None = None
 
     def _parser(self, chunk: Chunk) -> LineParser:
         source = chunk.source
@@ -143,6 +158,8 @@ class Pipeline:
         consumers have had each already, in its place among the records)."""
         parser = self._parser(chunk)
         self.store.stats(chunk.source).counters["lines"] += len(chunk.lines)
+        if self.log_clock is not None:
+            self.log_clock.chunk(chunk)
         starts: list[Run] = []
         self._starts = starts
         try:
@@ -215,6 +232,8 @@ class Pipeline:
                 record, ahead = self.ahead.record(record)
                 if ahead:
                     self.count_ahead(record.meta.source, record.meta.lineno)
+            if self.log_clock is not None:
+                self.log_clock.record(record)
             kept = self._track(record)
         except Exception as exc:
             self.contained(record.meta.source, record.meta.lineno, exc)
@@ -246,7 +265,10 @@ class Pipeline:
                 ahead = self.ahead.batch(batch)
                 if ahead:
                     self.count_ahead(batch.source, batch.lineno, ahead)
-            self.store.decode_batch(batch)
+            if self.log_clock is not None:
+                self.log_clock.batch(batch, self.store.decode_batch)
+            else:
+                self.store.decode_batch(batch)
         except Exception as exc:
             self.contained(batch.source, batch.lineno, exc)
             return

@@ -243,6 +243,45 @@ class DecodeBatch:
         not trusted); every reader of times, ``records`` included, sees these from now on."""
         self._stamp_col, self._epoch_col, self._retimed = stamps, epochs, True
 
+    def line_offsets(self) -> list[int]:
+        """Where each Decode line stands in ``lines`` (0-based): a batch cut at a Decode line
+        cuts its stretch there."""
+        return [k for k, text in enumerate(self.lines) if DECODE in text]
+
+    def prefill_times(self) -> tuple[list[int], list[float | None]]:
+        """Where the stretch's Prefill lines stand in ``lines``, and their epoch seconds: the
+        bulk path counts them with the stretch, backfill places them in time."""
+        offsets = [k for k, text in enumerate(self.lines) if DECODE not in text and PREFILL in text]
+        lines = self.lines
+        return offsets, self._epochs([lines[k][: lines[k].find(PREFILL)] for k in offsets])
+
+    def part(self, i: int, j: int, offsets: list[int]) -> DecodeBatch:
+        """Decode lines ``[i, j)`` as a batch of their own (``offsets``: ``line_offsets()``),
+        with their stretch from line ``i`` (the first part from the stretch's start) to line
+        ``j``: backfill stores a stretch up to each sample time, not all at once."""
+        start = 0 if i == 0 else offsets[i]
+        end = len(self.lines) if j == self.n else offsets[j]
+        lens = self.lens
+        part = DecodeBatch(
+            self.source,
+            self.spec,
+            self.lines[start:end],
+            self.lineno + start,
+            self._decode[i:j],
+            self._rows[i:j],
+            self._layout,
+            self._stamp,
+            self._epochs,
+            self._parse,
+            None if lens is None else lens[i:j],
+        )
+        stamps, epochs = self._stamp_col, self._epoch_col
+        if self._retimed and stamps is not None and epochs is not None:
+            part.retime(stamps[i:j], epochs[i:j])
+        elif epochs is not None:
+            part._epoch_col = epochs[i:j]
+        return part
+
     def rate(self, accept_len: float | None) -> float | None:
         """The normalised accept rate of one line, as the run tracker fills it into a record."""
         return None if accept_len is None else accept_rate(accept_len, self.spec.slots)
