@@ -31,6 +31,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol
 
 from acceptmon.ingest import bulk
+from acceptmon.metrics.engine import sniff
 from acceptmon.metrics.store import Store, accept_len_range
 from acceptmon.model import (
     EXCEPTION,
@@ -157,7 +158,10 @@ class Pipeline:
         """Process every line of ``chunk``; return the runs it started, in line order (the
         consumers have had each already, in its place among the records)."""
         parser = self._parser(chunk)
-        self.store.stats(chunk.source).counters["lines"] += len(chunk.lines)
+        stats = self.store.stats(chunk.source)
+        stats.counters["lines"] += len(chunk.lines)
+        if not stats.engine:  # known before any of its series is exported
+            stats.engine = sniff(chunk.lines)
         if self.log_clock is not None:
             self.log_clock.chunk(chunk)
         starts: list[Run] = []
@@ -309,7 +313,7 @@ class Pipeline:
             return
         self._observe(record)
         if isinstance(record, ServerStart):
-            counters["server_starts"] += 1
+            self.store.start(record)
         elif isinstance(record, SpecSample):
             self.store.spec(record)
         elif isinstance(record, PrefillSample):
