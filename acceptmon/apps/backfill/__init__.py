@@ -24,6 +24,7 @@ from typing import Any
 
 from acceptmon.apps.backfill.sampler import Sampler
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
+from acceptmon.labels import SourceIdentity
 from acceptmon.runs.ahead import AheadGuard
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
@@ -55,7 +56,9 @@ def collect(
     pipeline, _table = new_pipeline(tz, draft_config, readers, run_table=False)
     # As in the agent: a time ahead of this host's clock is never a record's (nor a gauge's) time.
     pipeline.ahead = AheadGuard(time.time)
-    sampler = Sampler(pipeline.store, step, labels)
+    for lg in logs:  # the host label the agent's series carry (``run_info``)
+        pipeline.store.hosts[lg.name] = SourceIdentity.of(lg.url or lg.name).host
+    sampler = Sampler(pipeline.store, step, labels, zone=tz)
     pipeline.log_clock = sampler
     with _progress([path for lg in logs for path in lg.files]) as advance:
         problems = read_logs(pipeline, logs, advance)

@@ -11,24 +11,32 @@ one logged after ``c``. A batch is stored in parts cut at those lines.
 
 Two counters are added ahead of the lines they count (the chunk's lines when it
 is fed, a stretch's Prefill lines with its batch); a sample subtracts those
-at or after its cut. A line that makes no record (noise, HTTP access lines)
-counts with the record line before it: its time is not read.
+at or after its cut. A line that makes no record (noise, HTTP access lines) is
+placed by the full date and time it starts with, if any, else it was logged with
+the line before it; only the lines just before a cut are looked at.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from datetime import UTC, tzinfo
 
 from acceptmon.apps.backfill.openmetrics import Recorder
 from acceptmon.apps.backfill.window import TimeWindow
+from acceptmon.log_time import LocalTime
 from acceptmon.metrics.collect import store_metrics
 from acceptmon.metrics.store import Store
 from acceptmon.model import TIME_AHEAD, Chunk, Record
-from acceptmon.parse.prefix import epoch
+from acceptmon.parse.prefix import epoch, parse_ts
+from acceptmon.parse.sglang import DECODE, PREFILL
 from acceptmon.runs.batch import DecodeBatch
+
+#: The full date and time a line starts with (SGLang's ``[…``, Python logging's, ISO 8601).
+_LEADING = re.compile(r"\[?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?)")
 
 
 class Sampler:
@@ -37,51 +45,89 @@ class Sampler:
     never an isolated outlier) become sample times; a refused line is in the next sample."""
 
     def __init__(
-        self, store: Store, step: float, labels: dict[str, str] | None = None, now: float | None = None
+        self,
+        store: Store,
+        step: float,
+        labels: dict[str, str] | None = None,
+        now: float | None = None,
+        zone: tzinfo = UTC,
     ) -> None:
+        """``zone``: the one naive log times of lines that make no record are read in."""
         self._store, self._step = store, step
+        self._local = LocalTime(zone)
         self.recorder = Recorder(labels)
         self.window = TimeWindow(time.time() if now is None else now)
         #: Per source: the latest trusted time, and the time of its last sample.
         self._latest: dict[str, float] = {}
         self._last: dict[str, float] = {}
-        self._chunk: Chunk | None = None
+        #: Per source: its chunks since the last line whose time it was told, each with the
+        #: number of lines before it (lines are counted from 0 across the source's files).
+        self._recent: dict[str, list[tuple[int, Chunk]]] = {}
+        #: Per source: the index of the last line whose time it was told.
+        self._told: dict[str, int] = {}
         self.oldest: float | None = None
 
     def chunk(self, chunk: Chunk) -> None:
-        self._chunk = chunk
+        """A chunk whose lines the store has just counted."""
+        source = chunk.source
+        before = int(self._store.stats(source).counters["lines"]) - len(chunk.lines)
+        told = self._told.get(source, -1)
+        recent = [(b, c) for b, c in self._recent.get(source, []) if b + len(c.lines) > told + 1]
+        recent.append((before, chunk))
+        self._recent[source] = recent
+
+    def _index(self, source: str, lineno: int) -> int:
+        """A line of the current chunk, by its number, as an index across the source."""
+        before, chunk = self._recent[source][-1]
+        return before + min(len(chunk.lines), max(0, lineno - chunk.lineno))
 
     def record(self, record: Record) -> None:
         t = epoch(record.meta.ts)
-        if t is not None and t != self._latest.get(record.meta.source):
-            self._step_to(record.meta.source, t, record.meta.lineno, 0)
+        if t is None:
+            return
+        source = record.meta.source
+        at = self._index(source, record.meta.lineno)
+        if t != self._latest.get(source):
+            if self._due(source, t):
+                self._sample(source, at, 0)
+            self._admit(source, t)
+        self._told[source] = at
 
     def batch(self, batch: DecodeBatch, take: Callable[[DecodeBatch], None]) -> None:
         """Store ``batch`` through ``take`` in parts, sampling between them where a step falls."""
         source, n = batch.source, batch.n
+        first = self._index(source, batch.lineno)
         latest = self._latest.get(source)
         prefills, prefill_epochs = batch.prefill_times()
         # Each timed line in order: (offset in the stretch, Decode lines before it, epoch).
         timeline = list(zip(batch.line_offsets(), range(n), batch.epochs, strict=True))
         if prefills:
-            timeline += [
+            more = [
                 (k, bisect_left(timeline, (k,)), e) for k, e in zip(prefills, prefill_epochs, strict=True)
             ]
+            timeline += more
             timeline.sort()
         offsets: list[int] | None = None
         start = 0
+        told = -1
         for offset, before, t in timeline:
-            if t is None or t == latest:
+            if t is None:
                 continue
-            if self._due(source, t):
-                if before > start:
-                    offsets = offsets or batch.line_offsets()
-                    take(batch.part(start, before, offsets))
-                    start = before
-                after = len(prefills) - bisect_left(prefills, offset)
-                self._sample(source, batch.lineno + offset, after)
-            self._admit(source, t)
-            latest = self._latest.get(source)
+            if t != latest:
+                if self._due(source, t):
+                    if before > start:
+                        offsets = offsets or batch.line_offsets()
+                        take(batch.part(start, before, offsets))
+                        start = before
+                    if told >= 0:
+                        self._told[source] = first + told
+                    after = len(prefills) - bisect_left(prefills, offset)
+                    self._sample(source, first + offset, after)
+                self._admit(source, t)
+                latest = self._latest.get(source)
+            told = offset
+        if told >= 0:
+            self._told[source] = first + told
         if start == 0:
             take(batch)
         elif start < n:
@@ -95,11 +141,6 @@ class Sampler:
             latest is not None and t > latest and latest - self._last.get(source, float("-inf")) >= self._step
         )
 
-    def _step_to(self, source: str, t: float, lineno: int, prefills_after: int) -> None:
-        if self._due(source, t):
-            self._sample(source, lineno, prefills_after)
-        self._admit(source, t)
-
     def _admit(self, source: str, t: float) -> None:
         for trusted in self.window.admit(source, t):
             self._trust(source, trusted)
@@ -108,25 +149,56 @@ class Sampler:
         self._latest[source] = max(t, self._latest.get(source, t))
         self.oldest = t if self.oldest is None else min(self.oldest, t)
 
-    def _sample(self, source: str, lineno: int | None, prefills_after: int) -> None:
+    def _sample(self, source: str, at: int | None, prefills_after: int) -> None:
         """The store of ``source`` at its latest trusted time, without what it holds of the
-        lines from ``lineno`` on (None: it holds nothing ahead)."""
+        lines from index ``at`` on (None: it holds nothing ahead)."""
         t = self._latest[source]
         self._last[source] = t
         stats = self._store.sources[source]
-        chunk = self._chunk
-        lines_after = 0
-        if lineno is not None and chunk is not None and chunk.source == source:
-            lines_after = min(len(chunk.lines), max(0, chunk.lineno + len(chunk.lines) - lineno))
-        if lines_after or prefills_after:
-            counters = dict(stats.counters)
-            counters["lines"] -= lines_after
-            counters["prefill_batches"] -= prefills_after
-            stats = replace(stats, counters=counters)
+        if at is not None:
+            before, chunk = self._recent[source][-1]
+            cut, prefills = self._noise_after(source, at, t)
+            lines_after = before + len(chunk.lines) - cut
+            prefills_after += prefills
+            if lines_after or prefills_after:
+                counters = dict(stats.counters)
+                counters["lines"] -= lines_after
+                counters["prefill_batches"] -= prefills_after
+                stats = replace(stats, counters=counters)
         view = Store()
         view.sources[source] = stats
         view.hosts = self._store.hosts
         self.recorder.snapshot(store_metrics(view), t, source)
+
+    def _noise_after(self, source: str, at: int, t: float) -> tuple[int, int]:
+        """Where the lines logged after ``t`` begin, given that line ``at`` is the first told
+        of, and how many Prefill lines the bulk path counted from there to ``at`` (a stretch of
+        Prefill lines alone tells no time). Between the last line told of and ``at``, lines
+        that start with a time after ``t`` are after it, and so are lines with no time that
+        follow them."""
+        cut, prefills, pending = at, 0, 0
+        for index, line in self._back(source, at):
+            m = _LEADING.match(line)
+            wall = parse_ts(m.group(1)) if m is not None else None
+            prefill = DECODE not in line and PREFILL in line
+            if wall is None:
+                pending += prefill
+                continue
+            if self._local.aware(wall).timestamp() <= t:
+                break
+            cut, prefills, pending = index, prefills + pending + prefill, 0
+        return cut, prefills
+
+    def _back(self, source: str, at: int) -> Iterator[tuple[int, str]]:
+        """The lines before index ``at`` back to the last line told of, last first."""
+        told = self._told.get(source, -1)
+        for before, chunk in reversed(self._recent[source]):
+            lines = chunk.lines
+            low = max(told + 1, before)
+            for index in range(min(at, before + len(lines)) - 1, low - 1, -1):
+                yield index, lines[index - before]
+            if low > before:
+                return
 
     def refused(self) -> str | None:
         """The stderr note on line times not used, or None."""
