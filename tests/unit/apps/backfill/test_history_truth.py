@@ -153,16 +153,22 @@ def test_every_backfilled_sample_is_what_the_agent_served_then(
         _replay(Path(directory), _runs_log(seed, levels), step, read_size)
 
 
-def test_the_first_sample_of_a_two_run_log_counts_its_first_lines_only(tmp_path: Path) -> None:
-    """The issue's case: 30 lines in at the first sample, not the whole first run."""
+def test_each_sample_counts_the_decode_lines_logged_by_then_and_holds_the_last_one(tmp_path: Path) -> None:
+    """The issue's case, read off the log itself: a sample's Decode count is the lines logged
+    by then (on main, the whole chunk's), its accept length the last of them (on main, the
+    run's last value for the whole run)."""
     lines = _runs_log(7, (2.4, 1.6))
     path = tmp_path / "two-runs.log"
     path.write_text("".join(line + "\n" for line in lines))
     history = _backfilled(path, 60.0, 1 << 20)
-    first = history[min(history)]
-    decoded = next(v for (name, _), v in first.items() if name == "acceptmon_decode_batches_total")
-    times = _times(lines)
-    logged = sum(
-        1 for line, t in zip(lines, times, strict=True) if "Decode batch" in line and t <= min(history)
-    )
-    assert decoded == logged < sum("Decode batch" in line for line in lines) / 4
+    decodes = [(t, line) for line, t in zip(lines, _times(lines), strict=True) if "Decode batch" in line]
+    checked = 0
+    for at, sample in history.items():
+        logged = [line for t, line in decodes if t <= at]
+        values = {name: v for (name, _), v in sample.items()}
+        assert values["acceptmon_decode_batches_total"] == len(logged), at
+        if logged:
+            last = float(re.findall(r"accept len: ([\d.]+)", logged[-1])[0])
+            assert values["acceptmon_spec_accept_length"] == last, at
+            checked += 1
+    assert checked > 5
