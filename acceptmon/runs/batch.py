@@ -18,8 +18,8 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from itertools import repeat
-from operator import getitem, itemgetter
+from itertools import compress, repeat
+from operator import contains, getitem, itemgetter
 from typing import Literal, overload
 
 from acceptmon.model import DecodeSample, Ranks, Record, SpecConfig
@@ -243,20 +243,13 @@ class DecodeBatch:
         not trusted); every reader of times, ``records`` included, sees these from now on."""
         self._stamp_col, self._epoch_col, self._retimed = stamps, epochs, True
 
-    def line_offsets(self) -> list[int]:
-        """Where each Decode line stands in ``lines`` (0-based): a batch cut at a Decode line
-        cuts its stretch there."""
-        return [k for k, text in enumerate(self.lines) if DECODE in text]
-
-    def prefill_times(self) -> tuple[list[int], list[float | None]]:
-        """Where the stretch's Prefill lines stand in ``lines``, and their epoch seconds: the
-        bulk path counts them with the stretch, backfill places them in time."""
-        offsets = [k for k, text in enumerate(self.lines) if DECODE not in text and PREFILL in text]
-        lines = self.lines
-        return offsets, self._epochs([lines[k][: lines[k].find(PREFILL)] for k in offsets])
+    def offsets(self) -> list[int]:
+        """Where the stretch's Decode lines stand in ``lines`` (0-based): a batch cut at a
+        Decode line cuts its stretch there (``part``)."""
+        return list(compress(range(len(self.lines)), map(contains, self.lines, repeat(DECODE))))
 
     def part(self, i: int, j: int, offsets: list[int]) -> DecodeBatch:
-        """Decode lines ``[i, j)`` as a batch of their own (``offsets``: ``line_offsets()``),
+        """Decode lines ``[i, j)`` as a batch of their own (``offsets``: ``offsets()``),
         with their stretch from line ``i`` (the first part from the stretch's start) to line
         ``j``: backfill stores a stretch up to each sample time, not all at once."""
         start = 0 if i == 0 else offsets[i]

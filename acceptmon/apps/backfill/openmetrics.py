@@ -35,20 +35,29 @@ class Recorder:
         self.families: dict[str, Family] = {}
         self.points = 0
         self._extra = extra or {}
+        self._named: dict[tuple[Any, ...], tuple[Labels, Labels, str | None]] = {}
 
     def snapshot(self, families: Iterable[Any], ts: float, source: str) -> None:
         """Record every sample of ``source`` in ``families`` (prometheus-client Metrics) at ``ts``."""
+        named = self._named
         for fam in families:
             grouped: dict[Labels, list[tuple[str, Labels, float]]] = {}
             for sample in fam.samples:
-                labels = {**self._extra, **sample.labels}
-                if labels.get("source") != source or not math.isfinite(sample.value):
+                if not math.isfinite(sample.value):
                     continue
-                key = tuple(sorted((k, v) for k, v in labels.items() if k != "le"))
-                grouped.setdefault(key, []).append((sample.name, tuple(sorted(labels.items())), sample.value))
+                # A series' labels are worked out once: snapshots repeat the same series.
+                name = (sample.name, *sample.labels.items())
+                hit = named.get(name)
+                if hit is None:
+                    hit = named[name] = self._labels(sample.labels)
+                key, labels, of = hit
+                if of == source:
+                    grouped.setdefault(key, []).append((sample.name, labels, sample.value))
             if not grouped:
                 continue
-            f = self.families.setdefault(fam.name, Family(fam.name, fam.type, fam.documentation))
+            f = self.families.get(fam.name)
+            if f is None:
+                f = self.families[fam.name] = Family(fam.name, fam.type, fam.documentation)
             for key, samples in grouped.items():
                 series = f.points.setdefault(key, [])
                 if series and series[-1][0] >= ts:
@@ -56,6 +65,13 @@ class Recorder:
                 else:
                     series.append((ts, samples))
                     self.points += 1
+
+    def _labels(self, own: dict[str, str]) -> tuple[Labels, Labels, str | None]:
+        """A sample's series key (its labels without ``le``), its labels with the extra ones,
+        and its source."""
+        labels = {**self._extra, **own}
+        key = tuple(sorted((k, v) for k, v in labels.items() if k != "le"))
+        return key, tuple(sorted(labels.items())), labels.get("source")
 
     def write(self, out: IO[str]) -> None:
         for f in sorted(self.families.values(), key=lambda f: f.name):

@@ -24,6 +24,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, tzinfo
+from itertools import compress, repeat
+from operator import contains, ne
 
 from acceptmon.apps.backfill.openmetrics import Recorder
 from acceptmon.apps.backfill.window import TimeWindow
@@ -37,6 +39,20 @@ from acceptmon.runs.batch import DecodeBatch
 
 #: The full date and time a line starts with (SGLang's ``[…``, Python logging's, ISO 8601).
 _LEADING = re.compile(r"\[?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?)")
+
+
+def _prefill(line: str) -> bool:
+    """A Prefill line, as the bulk path counts them."""
+    return DECODE not in line and PREFILL in line
+
+
+def _prefills(lines: tuple[str, ...]) -> list[int]:
+    """Where the Prefill lines stand among ``lines``, as the bulk path counts them."""
+    return [
+        k
+        for k in compress(range(len(lines)), map(contains, lines, repeat(PREFILL)))
+        if DECODE not in lines[k]
+    ]
 
 
 class Sampler:
@@ -89,49 +105,50 @@ class Sampler:
         at = self._index(source, record.meta.lineno)
         if t != self._latest.get(source):
             if self._due(source, t):
-                self._sample(source, at, 0)
+                self._sample(source, at)
             self._admit(source, t)
         self._told[source] = at
 
     def batch(self, batch: DecodeBatch, take: Callable[[DecodeBatch], None]) -> None:
-        """Store ``batch`` through ``take`` in parts, sampling between them where a step falls."""
+        """Store ``batch`` through ``take`` in parts, sampling between them where a step falls.
+
+        Only the Decode lines whose time differs from the line before are looked at (found at
+        C speed), and the lines after one whose time was not trusted; the Prefill and other
+        lines between them are placed when a sample is cut (``_noise_after``)."""
         source, n = batch.source, batch.n
-        first = self._index(source, batch.lineno)
+        epochs = batch.epochs
         latest = self._latest.get(source)
-        prefills, prefill_epochs = batch.prefill_times()
-        # Each timed line in order: (offset in the stretch, Decode lines before it, epoch).
-        timeline = list(zip(batch.line_offsets(), range(n), batch.epochs, strict=True))
-        if prefills:
-            more = [
-                (k, bisect_left(timeline, (k,)), e) for k, e in zip(prefills, prefill_epochs, strict=True)
-            ]
-            timeline += more
-            timeline.sort()
+        changes = compress(range(n), map(ne, epochs, [latest, *epochs[:-1]]))
         offsets: list[int] | None = None
+        prefills: list[int] | None = None
+        first = self._index(source, batch.lineno)
         start = 0
-        told = -1
-        for offset, before, t in timeline:
-            if t is None:
-                continue
-            if t != latest:
+        for i in changes:
+            j = i
+            while j < n and (j == i or epochs[j] == epochs[i]):
+                t = epochs[j]
+                if t is None:
+                    break
                 if self._due(source, t):
-                    if before > start:
-                        offsets = offsets or batch.line_offsets()
-                        take(batch.part(start, before, offsets))
-                        start = before
-                    if told >= 0:
-                        self._told[source] = first + told
-                    after = len(prefills) - bisect_left(prefills, offset)
-                    self._sample(source, first + offset, after)
+                    offsets = offsets or batch.offsets()
+                    if j > start:
+                        take(batch.part(start, j, offsets))
+                        start = j
+                    if j > 0:
+                        self._told[source] = first + offsets[j - 1]
+                    prefills = prefills if prefills is not None else _prefills(batch.lines)
+                    after = len(prefills) - bisect_left(prefills, offsets[j])
+                    self._sample(source, first + offsets[j], after)
                 self._admit(source, t)
-                latest = self._latest.get(source)
-            told = offset
-        if told >= 0:
-            self._told[source] = first + told
+                if self._latest.get(source) == t:
+                    break
+                j += 1  # not trusted (yet): the lines of the same time are looked at too
+        if n:
+            self._told[source] = first + (offsets or batch.offsets())[-1]
         if start == 0:
             take(batch)
         elif start < n:
-            take(batch.part(start, n, offsets or batch.line_offsets()))
+            take(batch.part(start, n, offsets or batch.offsets()))
 
     def _due(self, source: str, t: float) -> bool:
         """Whether a line at ``t`` ends a step: it is after the latest trusted time, and
@@ -149,9 +166,10 @@ class Sampler:
         self._latest[source] = max(t, self._latest.get(source, t))
         self.oldest = t if self.oldest is None else min(self.oldest, t)
 
-    def _sample(self, source: str, at: int | None, prefills_after: int) -> None:
+    def _sample(self, source: str, at: int | None, prefills_after: int = 0) -> None:
         """The store of ``source`` at its latest trusted time, without what it holds of the
-        lines from index ``at`` on (None: it holds nothing ahead)."""
+        lines from index ``at`` on (None: it holds nothing ahead; ``prefills_after``: Prefill
+        lines of the stretch being stored, from ``at`` on, that it has counted already)."""
         t = self._latest[source]
         self._last[source] = t
         stats = self._store.sources[source]
@@ -180,7 +198,7 @@ class Sampler:
         for index, line in self._back(source, at):
             m = _LEADING.match(line)
             wall = parse_ts(m.group(1)) if m is not None else None
-            prefill = DECODE not in line and PREFILL in line
+            prefill = _prefill(line)
             if wall is None:
                 pending += prefill
                 continue
@@ -212,4 +230,4 @@ class Sampler:
                 self._trust(source, t)
         for source, t in self._latest.items():
             if t > self._last.get(source, float("-inf")):
-                self._sample(source, None, 0)
+                self._sample(source, None)
