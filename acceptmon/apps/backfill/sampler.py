@@ -18,6 +18,7 @@ the line before it; only the lines just before a cut are looked at.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from bisect import bisect_left
@@ -123,26 +124,29 @@ class Sampler:
         prefills: list[int] | None = None
         first = self._index(source, batch.lineno)
         start = 0
+        plain, last, step = self.window.plain, self._last, self._step
         for i in changes:
-            j = i
-            while j < n and (j == i or epochs[j] == epochs[i]):
-                t = epochs[j]
-                if t is None:
-                    break
-                if self._due(source, t):
-                    offsets = offsets or batch.offsets()
-                    if j > start:
-                        take(batch.part(start, j, offsets))
-                        start = j
-                    if j > 0:
-                        self._told[source] = first + offsets[j - 1]
-                    prefills = prefills if prefills is not None else _prefills(batch.lines)
-                    after = len(prefills) - bisect_left(prefills, offsets[j])
-                    self._sample(source, first + offsets[j], after)
-                self._admit(source, t)
-                if self._latest.get(source) == t:
-                    break
-                j += 1  # not trusted (yet): the lines of the same time are looked at too
+            t = epochs[i]
+            if t is None:
+                continue
+            if latest is not None and t > latest and latest - last.get(source, -math.inf) >= step:
+                offsets = offsets or batch.offsets()
+                if i > start:
+                    take(batch.part(start, i, offsets))
+                    start = i
+                if i > 0:
+                    self._told[source] = first + offsets[i - 1]
+                prefills = prefills if prefills is not None else _prefills(batch.lines)
+                self._sample(source, first + offsets[i], len(prefills) - bisect_left(prefills, offsets[i]))
+            if latest is not None and t > latest and plain(source, t):
+                latest = self._latest[source] = t  # the usual case: a second on, trusted at once
+                continue
+            self._admit(source, t)
+            j = i + 1
+            while self._latest.get(source) != t and j < n and epochs[j] == t:
+                self._admit(source, t)  # not trusted (yet): the lines of the same time count too
+                j += 1
+            latest = self._latest.get(source)
         if n:
             self._told[source] = first + (offsets or batch.offsets())[-1]
         if start == 0:
