@@ -78,9 +78,14 @@ class Recorder:
             out.write(f"# TYPE {f.name} {_om_type(f.type)}\n")
             out.write(f"# HELP {f.name} {_escape_help(f.help)}\n")
             for key in sorted(f.points):
+                heads: dict[tuple[str, Labels], str] = {}  # a series' few sample heads, rendered once
                 for ts, samples in f.points[key]:
+                    at = f" {ts:.3f}\n"
                     for name, labels, value in samples:
-                        out.write(f"{name}{_labels(labels)} {_number(value)} {ts:.3f}\n")
+                        head = heads.get((name, labels))
+                        if head is None:
+                            head = heads[(name, labels)] = f"{name}{_labels(labels)} "
+                        out.write(head + _number(value) + at)
         out.write("# EOF\n")
 
 

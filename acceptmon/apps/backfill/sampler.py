@@ -47,13 +47,12 @@ def _prefill(line: str) -> bool:
     return DECODE not in line and PREFILL in line
 
 
-def _prefills(lines: tuple[str, ...]) -> list[int]:
-    """Where the Prefill lines stand among ``lines``, as the bulk path counts them."""
-    return [
-        k
-        for k in compress(range(len(lines)), map(contains, lines, repeat(PREFILL)))
-        if DECODE not in lines[k]
-    ]
+def _prefills(lines: tuple[str, ...], decode: list[int]) -> list[int]:
+    """Where the Prefill lines stand among ``lines``, as the bulk path counts them (not the
+    Decode lines at ``decode``), found at C speed."""
+    found = list(compress(range(len(lines)), map(contains, lines, repeat(PREFILL))))
+    both = set(decode).intersection(found)
+    return [k for k in found if k not in both] if both else found
 
 
 class Sampler:
@@ -136,7 +135,7 @@ class Sampler:
                     start = i
                 if i > 0:
                     self._told[source] = first + offsets[i - 1]
-                prefills = prefills if prefills is not None else _prefills(batch.lines)
+                prefills = prefills if prefills is not None else _prefills(batch.lines, offsets)
                 self._sample(source, first + offsets[i], len(prefills) - bisect_left(prefills, offsets[i]))
             if latest is not None and t > latest and plain(source, t):
                 latest = self._latest[source] = t  # the usual case: a second on, trusted at once
