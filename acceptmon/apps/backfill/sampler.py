@@ -31,7 +31,7 @@ from operator import contains, ne
 from acceptmon.apps.backfill.openmetrics import Recorder
 from acceptmon.apps.backfill.window import TimeWindow
 from acceptmon.log_time import LocalTime
-from acceptmon.metrics.collect import store_metrics
+from acceptmon.metrics.collect import STORE_CATALOGUE, source_samples
 from acceptmon.metrics.store import Store
 from acceptmon.model import TIME_AHEAD, Chunk, Record
 from acceptmon.parse.prefix import epoch, parse_ts
@@ -186,10 +186,8 @@ class Sampler:
                 counters["lines"] -= lines_after
                 counters["prefill_batches"] -= prefills_after
                 stats = replace(stats, counters=counters)
-        view = Store()
-        view.sources[source] = stats
-        view.hosts = self._store.hosts
-        self.recorder.snapshot(store_metrics(view), t, source)
+        host = self._store.hosts.get(source, "")
+        self.recorder.snapshot(((m, source_samples(m, source, stats, host)) for m in STORE_CATALOGUE), t)
 
     def _noise_after(self, source: str, at: int, t: float) -> tuple[int, int]:
         """Where the lines logged after ``t`` begin, given that line ``at`` is the first told
