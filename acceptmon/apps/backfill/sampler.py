@@ -47,12 +47,13 @@ def _prefill(line: str) -> bool:
     return DECODE not in line and PREFILL in line
 
 
-def _prefills(lines: tuple[str, ...], decode: list[int]) -> list[int]:
-    """Where the Prefill lines stand among ``lines``, as the bulk path counts them (not the
-    Decode lines at ``decode``), found at C speed."""
+def _prefills(lines: tuple[str, ...]) -> list[int]:
+    """Where the Prefill lines stand among ``lines``, as the bulk path counts them (a line
+    with a Decode marker is not one), found at C speed."""
     found = list(compress(range(len(lines)), map(contains, lines, repeat(PREFILL))))
-    both = set(decode).intersection(found)
-    return [k for k in found if k not in both] if both else found
+    if any(DECODE in lines[k] for k in found):
+        return [k for k in found if DECODE not in lines[k]]
+    return found
 
 
 class Sampler:
@@ -135,7 +136,7 @@ class Sampler:
                     start = i
                 if i > 0:
                     self._told[source] = first + offsets[i - 1]
-                prefills = prefills if prefills is not None else _prefills(batch.lines, offsets)
+                prefills = prefills if prefills is not None else _prefills(batch.lines)
                 self._sample(source, first + offsets[i], len(prefills) - bisect_left(prefills, offsets[i]))
             if latest is not None and t > latest and plain(source, t):
                 latest = self._latest[source] = t  # the usual case: a second on, trusted at once
