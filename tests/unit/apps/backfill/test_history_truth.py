@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 import tempfile
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -25,6 +26,7 @@ from acceptmon.apps.agent import Agent
 from acceptmon.apps.agent.api import metrics_text
 from acceptmon.apps.backfill import collect
 from acceptmon.clock import ManualClock
+from acceptmon.ingest import read
 from acceptmon.metrics.collect import STORE_CATALOGUE
 from acceptmon.settings import from_mapping
 from acceptmon.sources.files import expand
@@ -72,7 +74,8 @@ def _times(lines: list[str]) -> list[float]:
 
 
 def _backfilled(path: Path, step: float, read_size: int) -> dict[float, dict[Key, float]]:
-    with mock.patch("acceptmon.sources.lines.READ_SIZE", read_size):
+    reader = sys.modules[read.read_chunks.__module__]  # where the chunk size is read
+    with mock.patch.object(reader, "READ_SIZE", read_size):
         logs = [replace(lg, name="gpu") for lg in expand(str(path))]
         sampler = collect(logs, UTC, step, None, {})
     out: dict[float, dict[Key, float]] = {}
