@@ -53,7 +53,7 @@ def test_runs_prints_one_table_with_three_runs_and_the_verdict_better(tree: tupl
     doc = json.loads(done.stdout)  # one workload: one table
     assert doc["source"] == series
     assert len(doc["runs"]) == 3
-    assert "speculative_draft_model_path" in doc["runs"][1]["changed_keys"]
+    assert "args.speculative_draft_model_path" in doc["runs"][1]["changed_keys"]
     assert doc["verdict"]["state"] == "better"
     table = cli("runs", source)
     assert table.returncode == 0
@@ -91,10 +91,7 @@ def test_a_live_agent_finds_the_drop_when_the_restart_appears(tmp_path: Path) ->
     (pod / "0.log").write_text("".join(f"{x}\n" for x in first))
     config = tmp_path / "acceptmon.yaml"
     config.write_text(
-        "sources:\n"
-        f"  - path: kubernetes:{root}\n"
-        "    name: pods\n"
-        f"    path_map: {{/models: {models}}}\n"
+        f"sources:\n  - path: kubernetes:{root}\n    name: pods\n    path_map: {{/models: {models}}}\n"
     )
     agent = AgentProcess(state, ["--config", str(config)], env={"NODE_NAME": "gpu-node-7"})
     try:
@@ -133,3 +130,19 @@ def test_a_live_agent_finds_the_drop_when_the_restart_appears(tmp_path: Path) ->
         assert _series_metric(agent, "acceptmon_parse_errors_total") in (None, 0)
     finally:
         agent.stop()
+
+
+def test_report_backfill_and_read_log_take_the_container_forms(tree: tuple[str, str], tmp_path: Path) -> None:
+    source, series = tree
+    page = tmp_path / "report.html"
+    done = cli("report", "-o", str(page), source)
+    assert done.returncode == 0, done.stderr
+    assert series in page.read_text()
+    done = cli("backfill", "--out", str(tmp_path / "blocks"), source)
+    assert done.returncode == 0, done.stderr
+    assert any((tmp_path / "blocks").iterdir())
+    code = f"import acceptmon; print(sorted(set(acceptmon.read_log({source!r})['source'])))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.stdout.strip() == repr([series]), done.stderr

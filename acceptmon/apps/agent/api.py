@@ -78,7 +78,11 @@ def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
         missing = {s: v for s, v in agent.origins.draft_missing.items() if s not in beyond}
         yield from draft_metrics(missing)
         identities = agent.origins.identities
-        yield from workload_metrics({s: i.labels for s, i in identities.items() if s not in beyond})
+        # Only the workloads there are now: a deleted one's pod labels go with it.
+        live = {s for _, src in agent.sources.values() for s in getattr(src, "series", list)()}
+        yield from workload_metrics(
+            {s: identities[s].labels for s in live if s in identities and s not in beyond}
+        )
         unknown = {s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources() if s not in beyond}
         yield from settings_metrics(unknown)
         engines = {name: st.engine for name, st in store.sources.items()}

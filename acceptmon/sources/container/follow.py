@@ -255,10 +255,17 @@ class WorkloadSource:
         return last_time(inst.files[-1])
 
     def _forget_gone(self) -> None:
-        for paths in self._order.values():
-            for path in list(paths[:-1]):
+        """Drop instances whose files are gone and read: an older one once its file is gone, the
+        newest once its directory is (its pod deleted; a kubelet rotation only briefly leaves the
+        path empty). A series with none left is gone: its pod labels go with it."""
+        for series, paths in list(self._order.items()):
+            for path in list(paths):
                 member = self._members[path]
-                if member.reading and not os.path.exists(path) and not member.source.health().lag_bytes:
+                newest = path == paths[-1]
+                gone = not os.path.exists(path) and not (newest and os.path.isdir(os.path.dirname(path)))
+                if member.reading and gone and not member.source.health().lag_bytes:
                     member.source.close()
                     del self._members[path]
                     paths.remove(path)
+            if not paths:
+                del self._order[series]

@@ -29,7 +29,7 @@ def append(path: Path, *texts: str, when: str = "2026-11-30T12:00:00Z") -> None:
 
 
 def texts(chunks: list[Chunk]) -> list[tuple[str, str]]:
-    return [(c.source, line.split(" F ", 1)[1]) for c in chunks for line in c.lines]
+    return [(c.source, line) for c in chunks for line in c.lines]  # CRI unwrapped by the splitter
 
 
 class Follow:
@@ -128,3 +128,20 @@ def test_from_the_end_skips_what_was_there_but_reads_new_instances_whole(tmp_pat
     clock.advance(1.0)
     got = texts(src.poll()) + texts(src.poll())
     assert [t for _, t in got] == ["new line", "restart start"]
+
+
+def test_a_deleted_workload_stops_being_a_series_and_stays_up(tmp_path: Path) -> None:
+    a = container_dir(tmp_path, POD_A)
+    other = tmp_path / f"llm_router-0_{UID}" / "router"
+    other.mkdir(parents=True)
+    append(a / "0.log", "served")
+    append(other / "0.log", "routing")
+    f = Follow(tmp_path)
+    f.poll()
+    assert f.src.series() == ["pods:llm/router-0/router", SERIES]
+    shutil.rmtree(a.parent)
+    f.poll()
+    assert f.src.series() == ["pods:llm/router-0/router"]
+    assert f.src.identity(SERIES) == ()
+    assert f.src.health().up
+    assert list(f.src.checkpoint()["members"]) == [str(other / "0.log")]
