@@ -95,7 +95,10 @@ class Sampler:
 
     def _index(self, source: str, lineno: int) -> int:
         """A line of the current chunk, by its number, as an index across the source."""
-        before, chunk = self._recent[source][-1]
+        recent = self._recent.get(source)
+        if not recent:  # a record from no chunk: nothing of it to take back
+            return lineno
+        before, chunk = recent[-1]
         return before + min(len(chunk.lines), max(0, lineno - chunk.lineno))
 
     def record(self, record: Record) -> None:
@@ -177,7 +180,7 @@ class Sampler:
         t = self._latest[source]
         self._last[source] = t
         stats = self._store.sources[source]
-        if at is not None:
+        if at is not None and self._recent.get(source):
             before, chunk = self._recent[source][-1]
             cut, prefills = self._noise_after(source, at, t)
             lines_after = before + len(chunk.lines) - cut
