@@ -69,27 +69,6 @@ class Consumer(Protocol):
     def observe_batch(self, batch: DecodeBatch) -> None: ...
 
 
-class PerRecord:
-    """A consumer that takes everything as records: each batch as its records (the bulk path's
-    gain is lost for it; an exception ends its batch, counted once), and every Prefill record.
-    For summaries too small to need batches."""
-
-    wants_prefill = True
-
-    def __init__(self, take: Callable[[Record], object]) -> None:
-        self._take = take
-
-    def observe_run_start(self, run: Run) -> None:
-        """Runs reach it through its records' sources (``RunTracker.current``)."""
-
-    def observe(self, record: Record) -> None:
-        self._take(record)
-
-    def observe_batch(self, batch: DecodeBatch) -> None:
-        for record in batch.records():
-            self._take(record)
-
-
 class LogClock(Protocol):
     """What steps with the log's own time as lines reach the store (``acceptmon backfill``'s
     sampler): told each chunk, each record before the store takes it, and each Decode batch,
