@@ -26,7 +26,7 @@ ENGINES = frozenset({SGLANG, VLLM, LLAMACPP, LMDEPLOY})
 _SIGNATURES: dict[str, tuple[str, ...]] = {
     SGLANG: (sglang.DECODE, sglang.PREFILL, "server_args=", "server_args:"),
     VLLM: (*vllm.MARKERS, *vllm.START_MARKERS, "vLLM API server version"),
-    LLAMACPP: (llamacpp.MARKER, *llamacpp.END_MARKERS),
+    LLAMACPP: (llamacpp.MARKER, "initializing slots, n_slots"),
     LMDEPLOY: (LMDEPLOY_LINE,),
 }
 _OF = {text: engine for engine, texts in _SIGNATURES.items() for text in texts}
