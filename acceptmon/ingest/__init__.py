@@ -31,6 +31,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol
 
 from acceptmon.ingest import bulk
+from acceptmon.metrics.engine import sniff
 from acceptmon.metrics.store import Store, accept_len_range
 from acceptmon.model import (
     EXCEPTION,
@@ -68,25 +69,17 @@ class Consumer(Protocol):
     def observe_batch(self, batch: DecodeBatch) -> None: ...
 
 
-class PerRecord:
-    """A consumer that takes everything as records: each batch as its records (the bulk path's
-    gain is lost for it; an exception ends its batch, counted once), and every Prefill record.
-    For summaries too small to need batches."""
+class LogClock(Protocol):
+    """What steps with the log's own time as lines reach the store (``acceptmon backfill``'s
+    sampler): told each chunk, each record before the store takes it, and each Decode batch,
+    which it hands to the store (``take``) in parts cut where its samples fall, so a sample
+    at time T holds the lines logged up to T, not the rest of their chunk."""
 
-    wants_prefill = True
+    def chunk(self, chunk: Chunk) -> None: ...
 
-    def __init__(self, take: Callable[[Record], object]) -> None:
-        self._take = take
+    def record(self, record: Record) -> None: ...
 
-    def observe_run_start(self, run: Run) -> None:
-        """Runs reach it through its records' sources (``RunTracker.current``)."""
-
-    def observe(self, record: Record) -> None:
-        self._take(record)
-
-    def observe_batch(self, batch: DecodeBatch) -> None:
-        for record in batch.records():
-            self._take(record)
+    def batch(self, batch: DecodeBatch, take: Callable[[DecodeBatch], None]) -> None: ...
 
 
 YearHint = Callable[[Chunk], "datetime | None"]
@@ -124,6 +117,8 @@ class Pipeline:
         self._logged: set[tuple[str, str]] = set()
         #: The run starts of the chunk being fed (``feed`` returns them).
         self._starts: list[Run] = []
+        #: Backfill's sampler, when one steps with the log's time (None: the store takes batches whole).
+        self.log_clock: LogClock | None = None
 
     def _parser(self, chunk: Chunk) -> LineParser:
         source = chunk.source
@@ -143,7 +138,10 @@ class Pipeline:
         """Process every line of ``chunk``; return the runs it started, in line order (the
         consumers have had each already, in its place among the records)."""
         parser = self._parser(chunk)
-        self.store.stats(chunk.source).counters["lines"] += len(chunk.lines)
+        stats = self.store.stats(chunk.source)
+        stats.counters["lines"] += len(chunk.lines)
+        if not stats.engine:  # known before any of its series is exported
+            stats.engine = sniff(chunk.lines)
         for kind, n in chunk.errors:
             self.count_dropped(chunk.source, kind, n)
             if (chunk.source, kind) not in self._logged:
@@ -157,6 +155,8 @@ class Pipeline:
                     kind,
                     kind,
                 )
+        if self.log_clock is not None:
+            self.log_clock.chunk(chunk)
         starts: list[Run] = []
         self._starts = starts
         try:
@@ -233,6 +233,8 @@ class Pipeline:
                 record, ahead = self.ahead.record(record)
                 if ahead:
                     self.count_ahead(record.meta.source, record.meta.lineno)
+            if self.log_clock is not None:
+                self.log_clock.record(record)
             kept = self._track(record)
         except Exception as exc:
             self.contained(record.meta.source, record.meta.lineno, exc)
@@ -264,7 +266,10 @@ class Pipeline:
                 ahead = self.ahead.batch(batch)
                 if ahead:
                     self.count_ahead(batch.source, batch.lineno, ahead)
-            self.store.decode_batch(batch)
+            if self.log_clock is not None:
+                self.log_clock.batch(batch, self.store.decode_batch)
+            else:
+                self.store.decode_batch(batch)
         except Exception as exc:
             self.contained(batch.source, batch.lineno, exc)
             return
@@ -305,7 +310,7 @@ class Pipeline:
             return
         self._observe(record)
         if isinstance(record, ServerStart):
-            counters["server_starts"] += 1
+            self.store.start(record)
         elif isinstance(record, SpecSample):
             self.store.spec(record)
         elif isinstance(record, PrefillSample):

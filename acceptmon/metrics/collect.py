@@ -19,6 +19,7 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector, CollectorRegistry
+from prometheus_client.samples import Sample
 
 from acceptmon.metrics.budget import exported
 from acceptmon.metrics.store import ACCEPT_LEN_BUCKETS, SourceStats, Store
@@ -294,6 +295,10 @@ def family(m: MetricDef) -> Family:
     return HistogramMetricFamily(m.name, m.help, labels=m.labels)
 
 
+#: One sample of a source: its name, its label names and values, and its value.
+SourceSample = tuple[str, tuple[str, ...], tuple[str, ...], float]
+
+
 def store_metrics(store: Store, max_sources: int | None = None) -> Iterator[Metric]:
     """Metric families for the sources of ``store`` within the series budget (``metrics/budget.py``;
     None: every source), sorted for stable output."""
@@ -301,34 +306,40 @@ def store_metrics(store: Store, max_sources: int | None = None) -> Iterator[Metr
     for m in STORE_CATALOGUE:
         fam = family(m)
         for source, s in items:
-            _add(fam, m, source, s, store.hosts.get(source, ""))
+            for name, names, values, value in source_samples(m, source, s, store.hosts.get(source, "")):
+                fam.samples.append(Sample(name, dict(zip(names, values, strict=True)), value))
         yield fam
 
 
-def _add(fam: Family, m: MetricDef, source: str, s: SourceStats, host: str) -> None:
-    labels = [source, s.engine]
-    if isinstance(fam, HistogramMetricFamily):  # the accept length histogram
-        if s.counters["accept_len_count"]:
-            cum, buckets = 0, []
+def source_samples(m: MetricDef, source: str, s: SourceStats, host: str) -> Iterator[SourceSample]:
+    """The samples of ``source`` in the store family ``m``, named as prometheus-client's
+    ``add_metric`` names them: the one mapping from the store to series, for scrapes
+    (``store_metrics``) and for backfill's history, which takes thousands of snapshots."""
+    names, labels = m.labels, (source, s.engine)
+    if m.type == "histogram":  # the accept length histogram
+        count = s.counters["accept_len_count"]
+        if count:
+            le, cum = (*names, "le"), 0
             for bound, n in zip(ACCEPT_LEN_BUCKETS, s.buckets, strict=True):
                 cum += n
-                buckets.append((repr(bound), cum))
-            buckets.append(("+Inf", int(s.counters["accept_len_count"])))
-            fam.add_metric(labels, buckets, s.counters["accept_len_sum"])
+                yield m.name + "_bucket", le, (*labels, repr(bound)), cum
+            yield m.name + "_bucket", le, (*labels, "+Inf"), int(count)
+            yield m.name + "_count", names, labels, int(count)
+            yield m.name + "_sum", names, labels, s.counters["accept_len_sum"]
     elif m.name in _COUNTER_OF:
-        fam.add_metric(labels, s.counters[_COUNTER_OF[m.name]])
+        yield m.name + "_total", names, labels, s.counters[_COUNTER_OF[m.name]]
     elif m.name == "acceptmon_parse_errors":
-        for kind, count in s.error_kinds.items():
-            fam.add_metric([*labels, kind], count)
+        for kind, errors in s.error_kinds.items():
+            yield m.name + "_total", names, (*labels, kind), errors
     elif m.name in _GAUGE_OF:
         value = s.gauges[_GAUGE_OF[m.name]]
         if value is not None:
-            fam.add_metric(labels, value)
+            yield m.name, names, labels, value
     elif m.name == "acceptmon_spec_position_accept_ratio":
         for position, ratio in enumerate(s.positions):
-            fam.add_metric([*labels, str(position)], ratio)
+            yield m.name, names, (*labels, str(position)), ratio
     elif m.name == "acceptmon_run_info" and s.run is not None:
-        fam.add_metric(_run_labels(source, s, host), 1.0)
+        yield m.name, names, tuple(_run_labels(source, s, host)), 1.0
 
 
 class StoreCollector(Collector):

@@ -15,6 +15,7 @@ from itertools import repeat
 from operator import add, mul, sub
 from typing import Any
 
+from acceptmon.metrics.engine import ENGINES, SGLANG, VLLM, of_start
 from acceptmon.model import (
     MALFORMED,
     PARSE_ERROR_KINDS,
@@ -22,6 +23,7 @@ from acceptmon.model import (
     PrefillSample,
     Ranks,
     Run,
+    ServerStart,
     SpecConfig,
     SpecSample,
 )
@@ -83,7 +85,8 @@ class SourceStats:
     #: No DP rank's time in ``dp_ts`` is older than this (None: none has a time).
     dp_oldest: float | None = None
     #: The inference server writing the log (``sglang``, ``vllm``, ``llamacpp``, ``lmdeploy``):
-    #: the ``engine`` label, from its latest acceptance line; empty until one is seen.
+    #: the ``engine`` label, from its latest start or acceptance line, or before one from the
+    #: first line only that engine prints (``metrics/engine.py``); empty until then.
     engine: str = ""
     #: vLLM's per-position acceptance of the last interval that printed it (at most MAX_POSITIONS).
     positions: list[float] = field(default_factory=list)
@@ -173,10 +176,6 @@ def _amounts(raw: Any, known: tuple[str, ...], where: str) -> dict[str, float]:
         out[k] = _amount(v, f"{where}.{k}")
     return out
 
-
-#: Values of the ``engine`` label.
-SGLANG, VLLM, LLAMACPP, LMDEPLOY = "sglang", "vllm", "llamacpp", "lmdeploy"
-ENGINES = frozenset({SGLANG, VLLM, LLAMACPP, LMDEPLOY})
 
 #: Draft positions exported per source (vLLM prints 3, 5 or 15; the label set stays bounded).
 MAX_POSITIONS = 16
@@ -422,7 +421,15 @@ class Store:
             c["emitted_tokens"] += accepted + rounds
 
     def prefill(self, sample: PrefillSample) -> None:
-        self.stats(sample.meta.source).counters["prefill_batches"] += 1
+        s = self.stats(sample.meta.source)
+        s.engine = SGLANG
+        s.counters["prefill_batches"] += 1
+
+    def start(self, start: ServerStart) -> None:
+        """A start line: counted, and the engine its arguments name."""
+        s = self.stats(start.meta.source)
+        s.counters["server_starts"] += 1
+        s.engine = of_start(start.args) or s.engine
 
     def checkpoint(self) -> dict[str, Any]:
         return {name: s.to_dict() for name, s in self.sources.items()}

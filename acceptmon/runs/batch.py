@@ -18,8 +18,8 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from itertools import repeat
-from operator import getitem, itemgetter
+from itertools import compress, repeat
+from operator import contains, getitem, itemgetter
 from typing import Literal, overload
 
 from acceptmon.model import DecodeSample, Ranks, Record, SpecConfig
@@ -242,6 +242,38 @@ class DecodeBatch:
         """Replace the Decode lines' times (``runs.ahead``: times ahead of the host clock are
         not trusted); every reader of times, ``records`` included, sees these from now on."""
         self._stamp_col, self._epoch_col, self._retimed = stamps, epochs, True
+
+    def offsets(self) -> list[int]:
+        """Where the stretch's Decode lines stand in ``lines`` (0-based): a batch cut at a
+        Decode line cuts its stretch there (``part``)."""
+        return list(compress(range(len(self.lines)), map(contains, self.lines, repeat(DECODE))))
+
+    def part(self, i: int, j: int, offsets: list[int]) -> DecodeBatch:
+        """Decode lines ``[i, j)`` as a batch of their own (``offsets``: ``offsets()``),
+        with their stretch from line ``i`` (the first part from the stretch's start) to line
+        ``j``: backfill stores a stretch up to each sample time, not all at once."""
+        start = 0 if i == 0 else offsets[i]
+        end = len(self.lines) if j == self.n else offsets[j]
+        lens = self.lens
+        part = DecodeBatch(
+            self.source,
+            self.spec,
+            self.lines[start:end],
+            self.lineno + start,
+            self._decode[i:j],
+            self._rows[i:j],
+            self._layout,
+            self._stamp,
+            self._epochs,
+            self._parse,
+            None if lens is None else lens[i:j],
+        )
+        stamps, epochs = self._stamp_col, self._epoch_col
+        if self._retimed and stamps is not None and epochs is not None:
+            part.retime(stamps[i:j], epochs[i:j])
+        elif epochs is not None:
+            part._epoch_col = epochs[i:j]
+        return part
 
     def rate(self, accept_len: float | None) -> float | None:
         """The normalised accept rate of one line, as the run tracker fills it into a record."""

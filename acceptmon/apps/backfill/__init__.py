@@ -22,17 +22,16 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from acceptmon.apps.backfill.openmetrics import Recorder
-from acceptmon.apps.backfill.window import TimeWindow
-from acceptmon.ingest import PerRecord, Pipeline
+from acceptmon.apps.backfill.sampler import Sampler
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
-from acceptmon.metrics.collect import store_metrics
-from acceptmon.model import TIME_AHEAD, Record
+from acceptmon.labels import SourceIdentity
 from acceptmon.runs.ahead import AheadGuard
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
 from acceptmon.text.printable import printable
 
+#: The longest TSDB block written (promtool's default is 2 h).
+BLOCK = "24h"
 #: Exit status when promtool is missing or fails (the OpenMetrics file is still written).
 NO_BLOCKS = 3
 
@@ -48,55 +47,6 @@ default since 2.39); a series' samples older than its newest live sample are out
 head block, which is why history goes in as blocks, not through the agent."""
 
 
-class Sampler:
-    """A pipeline sink: after each record, snapshot its source when its log time moved a step on.
-
-    Only trusted times (``window.TimeWindow``: never after ``now``, never an isolated outlier)
-    become sample times; a refused line's values show in the next sample.
-    """
-
-    def __init__(
-        self, pipeline: Pipeline, step: float, labels: dict[str, str] | None = None, now: float | None = None
-    ) -> None:
-        self._pipeline, self._step = pipeline, step
-        self.recorder = Recorder(labels)
-        self.window = TimeWindow(time.time() if now is None else now)
-        self._last: dict[str, float] = {}
-        self._latest: dict[str, float] = {}
-        self.oldest: float | None = None
-
-    def __call__(self, record: Record) -> None:
-        ts = record.meta.ts
-        if ts is None:
-            return
-        t = ts.timestamp()
-        source = record.meta.source
-        for trusted in self.window.admit(source, t):
-            self._trusted(source, trusted)
-            # A held time trusted late is not sampled: the store holds later lines by now.
-            if trusted == t and trusted - self._last.get(source, float("-inf")) >= self._step:
-                self._last[source] = t
-                self.recorder.snapshot(store_metrics(self._pipeline.store), t, source)
-
-    def refused(self) -> str | None:
-        """The stderr note on line times not used, or None."""
-        ahead = sum(s.error_kinds.get(TIME_AHEAD, 0.0) for s in self._pipeline.store.sources.values())
-        return self.window.refused(int(ahead))
-
-    def _trusted(self, source: str, t: float) -> None:
-        self._latest[source] = max(t, self._latest.get(source, t))
-        self.oldest = t if self.oldest is None else min(self.oldest, t)
-
-    def finish(self) -> None:
-        """The state at each source's last line (the rest of its last step)."""
-        for source, times in self.window.finish().items():
-            for t in times:
-                self._trusted(source, t)
-        for source, t in self._latest.items():
-            if t > self._last.get(source, float("-inf")):
-                self.recorder.snapshot(store_metrics(self._pipeline.store), t, source)
-
-
 def collect(
     logs: list[Log],
     tz: tzinfo,
@@ -108,8 +58,10 @@ def collect(
     pipeline, _table = new_pipeline(tz, draft_config, readers, run_table=False)
     # As in the agent: a time ahead of this host's clock is never a record's (nor a gauge's) time.
     pipeline.ahead = AheadGuard(time.time)
-    sampler = Sampler(pipeline, step, labels)
-    pipeline.consumers.append(PerRecord(sampler))
+    for lg in logs:  # the host label the agent's series carry (``run_info``)
+        pipeline.store.hosts[lg.name] = SourceIdentity.of(lg.url or lg.name).host
+    sampler = Sampler(pipeline.store, step, labels, zone=tz)
+    pipeline.log_clock = sampler
     with _progress([path for lg in logs for path in lg.files]) as advance:
         problems = read_logs(pipeline, logs, advance)
     for problem in problems:
@@ -157,7 +109,17 @@ def blocks(om: Path, out: Path) -> str | None:
         return "promtool is not installed (Debian package prometheus); the OpenMetrics file is ready for it"
     out.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
-        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(om), str(out)],
+        # Day-long blocks: a fifth of promtool's time with its 2 h default on days of history
+        # (fewer blocks to write and for Prometheus to compact later).
+        [
+            promtool,
+            "tsdb",
+            "create-blocks-from",
+            "openmetrics",
+            f"--max-block-duration={BLOCK}",
+            str(om),
+            str(out),
+        ],
         capture_output=True,
         text=True,
         check=False,

@@ -1,10 +1,10 @@
 """Snapshots of the store's metrics at log times, written as one OpenMetrics document.
 
-The live agent's metric families, sampled per source whenever that source's
-log time has moved ``step`` seconds on; each sample carries the log time of the
-line that completed it. OpenMetrics wants each series' points contiguous and in
-time order, and a histogram's buckets, count and sum together, so points are
-kept per series and written family by family at the end.
+The live agent's metric families of one source, as ``collect.source_samples``
+gives them (the mapping ``/metrics`` uses too), at a log time. OpenMetrics wants
+each series' points contiguous and in time order, and a histogram's buckets,
+count and sum together, so points are kept per series and written family by
+family at the end.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO
+
+from acceptmon.metrics.collect import MetricDef, SourceSample
 
 #: Label sets are kept as sorted tuples (hashable, stable order in the output).
 Labels = tuple[tuple[str, str], ...]
@@ -35,36 +37,53 @@ class Recorder:
         self.families: dict[str, Family] = {}
         self.points = 0
         self._extra = extra or {}
+        self._named: dict[tuple[str, tuple[str, ...]], tuple[Labels, Labels]] = {}
 
-    def snapshot(self, families: Iterable[Any], ts: float, source: str) -> None:
-        """Record every sample of ``source`` in ``families`` (prometheus-client Metrics) at ``ts``."""
-        for fam in families:
+    def snapshot(self, families: Iterable[tuple[MetricDef, Iterable[SourceSample]]], ts: float) -> None:
+        """Record one source's samples of each family (``collect.source_samples``) at ``ts``."""
+        named = self._named
+        for m, samples in families:
             grouped: dict[Labels, list[tuple[str, Labels, float]]] = {}
-            for sample in fam.samples:
-                labels = {**self._extra, **sample.labels}
-                if labels.get("source") != source or not math.isfinite(sample.value):
+            for name, names, values, value in samples:
+                if not math.isfinite(value):
                     continue
-                key = tuple(sorted((k, v) for k, v in labels.items() if k != "le"))
-                grouped.setdefault(key, []).append((sample.name, tuple(sorted(labels.items())), sample.value))
+                # A series' labels are worked out once: snapshots repeat the same series.
+                hit = named.get((name, values))
+                if hit is None:
+                    hit = named[(name, values)] = self._labels(dict(zip(names, values, strict=True)))
+                key, labels = hit
+                grouped.setdefault(key, []).append((name, labels, value))
             if not grouped:
                 continue
-            f = self.families.setdefault(fam.name, Family(fam.name, fam.type, fam.documentation))
-            for key, samples in grouped.items():
+            f = self.families.get(m.name)
+            if f is None:
+                f = self.families[m.name] = Family(m.name, m.type, m.help)
+            for key, points in grouped.items():
                 series = f.points.setdefault(key, [])
                 if series and series[-1][0] >= ts:
-                    series[-1] = (series[-1][0], samples)  # same instant: the later state wins
+                    series[-1] = (series[-1][0], points)  # same instant: the later state wins
                 else:
-                    series.append((ts, samples))
+                    series.append((ts, points))
                     self.points += 1
+
+    def _labels(self, own: dict[str, str]) -> tuple[Labels, Labels]:
+        """A sample's series key (its labels without ``le``) and its labels, with the extra ones."""
+        labels = {**self._extra, **own}
+        return tuple(sorted((k, v) for k, v in labels.items() if k != "le")), tuple(sorted(labels.items()))
 
     def write(self, out: IO[str]) -> None:
         for f in sorted(self.families.values(), key=lambda f: f.name):
             out.write(f"# TYPE {f.name} {_om_type(f.type)}\n")
             out.write(f"# HELP {f.name} {_escape_help(f.help)}\n")
             for key in sorted(f.points):
+                heads: dict[tuple[str, Labels], str] = {}  # a series' few sample heads, rendered once
                 for ts, samples in f.points[key]:
+                    at = f" {ts:.3f}\n"
                     for name, labels, value in samples:
-                        out.write(f"{name}{_labels(labels)} {_number(value)} {ts:.3f}\n")
+                        head = heads.get((name, labels))
+                        if head is None:
+                            head = heads[(name, labels)] = f"{name}{_labels(labels)} "
+                        out.write(head + _number(value) + at)
         out.write("# EOF\n")
 
 

@@ -60,6 +60,15 @@ class TimeWindow:
         held.append(t)
         return self._settle(source, held, final=False)
 
+    def plain(self, source: str, t: float) -> bool:
+        """Trust ``t`` at once if it is the usual case, nothing held and at most ``gap`` after
+        the last trusted time (not after now): what ``admit`` answers then ([t]), for less."""
+        last = self._last.get(source)
+        if last is None or t > self.now or not last <= t <= last + self.gap or self._held.get(source):
+            return False
+        self._last[source] = t
+        return True
+
     def finish(self) -> dict[str, list[float]]:
         """Judge the times still held (a source's last lines) by the neighbours they have."""
         return {s: self._settle(s, held, final=True) for s, held in self._held.items() if held}

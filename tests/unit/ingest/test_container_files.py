@@ -13,13 +13,14 @@ import pytest
 
 from acceptmon.cli import main
 from acceptmon.clock import ManualClock
-from acceptmon.ingest import PerRecord, Pipeline
+from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
 from acceptmon.model import CONTAINER_MALFORMED, Chunk, Record, ServerStart, SpecSample
 from acceptmon.sources.local import LocalSource
 from acceptmon.sources.stdin import StreamSource
 from acceptmon.testing import synth
 from acceptmon.testing.container import cri_lines, json_file_lines, rfc3339
+from tests.support.records import PerRecord
 
 T0 = datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
 LLAMA = Path(__file__).parents[2] / "data" / "llamacpp" / "restart-drop.log"

@@ -13,7 +13,7 @@ import pytest
 from acceptmon.apps.agent import Agent, api, daemon
 from acceptmon.apps.agent.health import healthz
 from acceptmon.apps.agent.web.routes import HttpError, json_route
-from acceptmon.ingest import PerRecord, Pipeline
+from acceptmon.ingest import Pipeline
 from acceptmon.metrics.collect import render
 from acceptmon.model import ParseError, ServerStart
 from acceptmon.notify.payload import finding_json
@@ -21,6 +21,7 @@ from acceptmon.parse.line import LineParser
 from acceptmon.parse.server_args import MAX_ARGS_CHARS, parse_args
 from acceptmon.settings import load
 from acceptmon.testing.synth import decode_line, server_args_line
+from tests.support.records import PerRecord
 
 T0 = datetime(2026, 1, 1)
 DIGITS = "9" * 4400
