@@ -19,6 +19,7 @@ from pathlib import Path
 
 from acceptmon import extras
 from acceptmon.apps.report.plots import Plot
+from acceptmon.apps.report.progress import reading
 from acceptmon.apps.report.series import SeriesSink
 from acceptmon.detect.table import plain
 from acceptmon.ingest.findings import FindingLog
@@ -66,7 +67,9 @@ def build(
     series = SeriesSink(pipeline.tracker)
     pipeline.consumers.append(series)
     finding_log = FindingLog(pipeline)
-    for problem in read_logs(pipeline, logs):
+    with reading(logs, "report") as (counted, done):
+        problems = read_logs(pipeline, counted, done)
+    for problem in problems:
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     finding_log.detector.evaluate()
     findings: list[Finding] = list(finding_log.findings.values())

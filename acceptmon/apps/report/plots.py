@@ -15,11 +15,11 @@ from __future__ import annotations
 import bisect
 import io
 import itertools
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from acceptmon.apps.report.downsample import by_value, envelope
 from acceptmon.apps.report.mathtext import literal
 from acceptmon.apps.report.series import SourceSeries
 from acceptmon.detect.runstats import RunStats
@@ -33,6 +33,9 @@ BLUE, ORANGE, RED, GREY = "#1f77b4", "#ff7f0e", "#d62728", "#888888"
 LABELLED = 30
 #: Runs drawn against batch size (one colour and legend entry each): the latest this many.
 LOAD_RUNS = 8
+#: Figure sizes in inches at DPI dots per inch: over time takes the page's width.
+DPI = 100
+OVER_TIME, SMALL = (11.0, 4.0), (6.0, 3.6)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +54,7 @@ def _render(draw: Callable[[Any, str], None], size: tuple[float, float]) -> dict
     out = {}
     for theme, style in THEMES.items():
         with plt.style.context(style):
-            fig, ax = plt.subplots(figsize=size, dpi=100)
+            fig, ax = plt.subplots(figsize=size, dpi=DPI)
             try:
                 draw(ax, theme)
                 fig.tight_layout()
@@ -79,26 +82,23 @@ def _by_run(s: SourceSeries) -> dict[str, list[int]]:
     return out
 
 
-def _ordinal(s: SourceSeries) -> bool:
+def _ordinal(secs: list[float], run_id: list[str]) -> bool:
     """Whether to draw against interval number: when idle gaps (days between short runs) would
     squeeze every run into a sliver of a time axis."""
-    if len(s.ts) < 2:
+    if len(secs) < 2:
         return False
-    span = (s.ts[-1] - s.ts[0]).total_seconds()
+    span = secs[-1] - secs[0]
     active = sum(
-        max(0.0, (b - a).total_seconds())
-        for a, b, ra, rb in zip(s.ts, s.ts[1:], s.run_id, s.run_id[1:], strict=False)
-        if ra == rb and (b - a).total_seconds() < 600
+        b - a
+        for a, b, ra, rb in zip(secs, secs[1:], run_id, run_id[1:], strict=False)
+        if ra == rb and 0 < b - a < 600
     )
     return span > 0 and active < 0.2 * span
 
 
-def _rolling(vals: list[float], window: int) -> list[float]:
-    return [statistics.median(vals[max(0, j - window) : j + 1]) for j in range(len(vals))]
-
-
 def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> Callable[[Any, str], None]:
-    ordinal = _ordinal(s)
+    secs = [t.timestamp() for t in s.ts]
+    ordinal = _ordinal(secs, s.run_id)
     xs: list[Any] = list(range(len(s.ts))) if ordinal else list(s.ts)
     groups = _by_run(s)
     # The first interval at or after a time: bisect on the running maximum (logs are mostly in order).
@@ -108,18 +108,31 @@ def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) ->
         return ts if not ordinal else min(bisect.bisect_left(latest, ts), len(s.ts) - 1)
 
     window = max(1, min(25, len(s.accept_len) // 10))
-    # Every run's rolling median as one line, broken (NaN) between runs: never across a restart.
+    where = [float(i) for i in range(len(s.ts))] if ordinal else secs
+    env = envelope(where, s.accept_len, groups.values(), int(OVER_TIME[0] * DPI), window)
+    at = [xs[i] for i in env.at]
+    # Every run's median as one line, broken (NaN) between runs: never across a restart.
     med_x: list[Any] = []
     med_y: list[float] = []
-    for idx in groups.values():
-        med_x += [xs[i] for i in idx] + [xs[idx[-1]]]
-        med_y += [*_rolling([s.accept_len[i] for i in idx], window), float("nan")]
+    for start, end in zip([0, *env.ends], env.ends, strict=False):
+        med_x += [*at[start:end], at[end - 1]]
+        med_y += [*env.mid[start:end], float("nan")]
     starts = [(r, xs[groups[r.run.run_id][0]]) for r in runs if r.run.run_id in groups]
     marked = [f for f in findings if f.first_seen is not None and f.after_accept_len is not None]
 
     def draw(ax: Any, _theme: str) -> None:
-        ax.plot(xs, s.accept_len, ".", markersize=3, color=BLUE, alpha=0.5, label="accept len per interval")
-        ax.plot(med_x, med_y, "-", color=ORANGE, linewidth=1.5, label=f"rolling median ({window + 1})")
+        # Each screen column's range as one vertical stroke, its ends as dots (a lone interval is a dot).
+        ax.vlines(at, env.lo, env.hi, color=BLUE, alpha=0.35, linewidth=1)
+        ax.plot(
+            at + at,
+            env.lo + env.hi,
+            ".",
+            markersize=3,
+            color=BLUE,
+            alpha=0.5,
+            label="accept len per interval (min to max per screen column)",
+        )
+        ax.plot(med_x, med_y, "-", color=ORANGE, linewidth=1.5, label=f"median (of {window + 1} or more)")
         if starts:
             ax.vlines(
                 [x for _, x in starts],
@@ -187,22 +200,12 @@ def against_load(s: SourceSeries) -> Callable[[Any, str], None]:
 
     def draw(ax: Any, _theme: str) -> None:
         for rid in shown:  # one colour per run: runs differ more than loads do
-            pts = [(s.running[i], s.accept_len[i]) for i in groups[rid]]
-            by: dict[int, list[float]] = {}
-            for n, a in pts:
-                by.setdefault(n, []).append(a)
-            xs = sorted(by)
-            line = ax.plot(
-                xs, [statistics.median(by[x]) for x in xs], "-", linewidth=1.5, label=literal(f"{rid} median")
-            )
-            ax.plot(
-                [n for n, _ in pts],
-                [a for _, a in pts],
-                ".",
-                markersize=3,
-                alpha=0.35,
-                color=line[0].get_color(),
-            )
+            xs, lo, hi, mid = by_value((s.running[i], s.accept_len[i]) for i in groups[rid])
+            line = ax.plot(xs, mid, "-", linewidth=1.5, label=literal(f"{rid} median"))
+            colour = line[0].get_color()
+            # Each batch size's range, its ends as dots: every interval's point, without drawing each.
+            ax.vlines(xs, lo, hi, color=colour, alpha=0.25, linewidth=2)
+            ax.plot(xs + xs, lo + hi, ".", markersize=3, alpha=0.35, color=colour)
         ax.set_xlabel("#running-req (batch size)")
         ax.set_ylabel("accept length")
         ax.legend(fontsize=7)
@@ -241,19 +244,19 @@ def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list
                 else f"{starts} of them: the table names them"
             )
             + "; ▼ findings)",
-            _render(over_time(s, runs, findings), (11, 4)),
+            _render(over_time(s, runs, findings), OVER_TIME),
         ),
         Plot(
             "per-run",
             "Accept length per run" + _latest(min(served, LABELLED), served),
-            _render(per_run(runs, s), (6, 3.6)),
+            _render(per_run(runs, s), SMALL),
         ),
         Plot(
             "against-load",
             "Accept length against batch size" + _latest(min(in_series, LOAD_RUNS), in_series),
-            _render(against_load(s), (6, 3.6)),
+            _render(against_load(s), SMALL),
         ),
     ]
     if s.positions():
-        out.append(Plot("positions", "Acceptance per draft position", _render(positions(s), (6, 3.6))))
+        out.append(Plot("positions", "Acceptance per draft position", _render(positions(s), SMALL)))
     return out
