@@ -10,6 +10,7 @@ for the line through them. Buckets never span a restart, so there are at most
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -40,33 +41,39 @@ def envelope(
     x0, x1 = min(xs), max(xs)
     scale = (columns - 1) / (x1 - x0) if x1 > x0 else 0.0
     for idx in runs:
-        buckets: dict[int, list[int]] = {}
-        for pos, i in enumerate(idx):
-            buckets.setdefault(int((xs[i] - x0) * scale), []).append(pos)
-        vals = [ys[i] for i in idx]
-        for col in sorted(buckets):
-            members = buckets[col]
-            mine = [vals[p] for p in members]
-            last = members[-1]
-            span = max(window, len(members) - 1)
-            out.at.append(idx[members[0]])
-            out.lo.append(min(mine))
-            out.hi.append(max(mine))
-            out.mid.append(statistics.median(vals[max(0, last - span) : last + 1]))
+        cols = [int((xs[i] - x0) * scale) for i in idx]
+        # In column order, log order within a column (stable: an in-order run stays as it is),
+        # so each bucket is one slice and its statistics run in C.
+        order = sorted(range(len(idx)), key=cols.__getitem__)
+        cols = [cols[p] for p in order]
+        vals = [ys[idx[p]] for p in order]
+        a = 0
+        while a < len(cols):
+            b = bisect.bisect_right(cols, cols[a], a)
+            part = vals[a:b]
+            out.at.append(idx[order[a]])
+            out.lo.append(min(part))
+            out.hi.append(max(part))
+            out.mid.append(statistics.median(part if b - a > window else vals[max(0, b - 1 - window) : b]))
+            a = b
         out.ends.append(len(out.at))
     return out
 
 
-def by_value(pairs: Iterable[tuple[int, float]]) -> tuple[list[int], list[float], list[float], list[float]]:
-    """(x, min, max, median) of ``y`` per distinct ``x``, x ascending: bounded by the distinct
+def by_value(xs: list[int], ys: list[float]) -> tuple[list[int], list[float], list[float], list[float]]:
+    """(x, min, max, median) of ``ys`` per distinct ``x``, x ascending: bounded by the distinct
     batch sizes a server runs, not by how many intervals it logged."""
-    by: dict[int, list[float]] = {}
-    for x, y in pairs:
-        by.setdefault(x, []).append(y)
-    xs = sorted(by)
-    return (
-        xs,
-        [min(by[x]) for x in xs],
-        [max(by[x]) for x in xs],
-        [statistics.median(by[x]) for x in xs],
-    )
+    order = sorted(range(len(xs)), key=xs.__getitem__)
+    keys = [xs[i] for i in order]
+    vals = [ys[i] for i in order]
+    out: tuple[list[int], list[float], list[float], list[float]] = ([], [], [], [])
+    a = 0
+    while a < len(keys):
+        b = bisect.bisect_right(keys, keys[a], a)
+        part = vals[a:b]
+        out[0].append(keys[a])
+        out[1].append(min(part))
+        out[2].append(max(part))
+        out[3].append(statistics.median(part))
+        a = b
+    return out

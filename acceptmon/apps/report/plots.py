@@ -17,6 +17,7 @@ import io
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from acceptmon.apps.report.downsample import by_value, envelope
@@ -74,14 +75,6 @@ def _short_keys(run: RunStats) -> str:
     return f"{run.run.run_id}: " + ", ".join(names) + (f" +{len(keys) - 2}" if len(keys) > 2 else "")
 
 
-def _by_run(s: SourceSeries) -> dict[str, list[int]]:
-    """Each run's interval indices, in order of first appearance (one pass)."""
-    out: dict[str, list[int]] = {}
-    for i, rid in enumerate(s.run_id):
-        out.setdefault(rid, []).append(i)
-    return out
-
-
 def _ordinal(secs: list[float], run_id: list[str]) -> bool:
     """Whether to draw against interval number: when idle gaps (days between short runs) would
     squeeze every run into a sliver of a time axis."""
@@ -97,27 +90,29 @@ def _ordinal(secs: list[float], run_id: list[str]) -> bool:
 
 
 def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> Callable[[Any, str], None]:
-    secs = [t.timestamp() for t in s.ts]
-    ordinal = _ordinal(secs, s.run_id)
-    xs: list[Any] = list(range(len(s.ts))) if ordinal else list(s.ts)
-    groups = _by_run(s)
-    # The first interval at or after a time: bisect on the running maximum (logs are mostly in order).
-    latest = list(itertools.accumulate(s.ts, max))
+    ordinal, groups = _ordinal(s.secs, s.run_id), s.by_run
 
-    def x_of(ts: Any) -> Any:
-        return ts if not ordinal else min(bisect.bisect_left(latest, ts), len(s.ts) - 1)
+    def x_at(i: int) -> Any:
+        return i if ordinal else datetime.fromtimestamp(s.secs[i], UTC)
 
+    def x_of(ts: datetime) -> Any:
+        if not ordinal:
+            return ts
+        # The first interval at or after a time: bisect on the running maximum (logs are mostly in order).
+        return min(bisect.bisect_left(latest, ts.timestamp()), len(s.secs) - 1)
+
+    latest = list(itertools.accumulate(s.secs, max)) if ordinal and findings else []
     window = max(1, min(25, len(s.accept_len) // 10))
-    where = [float(i) for i in range(len(s.ts))] if ordinal else secs
+    where = [float(i) for i in range(len(s.secs))] if ordinal else s.secs
     env = envelope(where, s.accept_len, groups.values(), int(OVER_TIME[0] * DPI), window)
-    at = [xs[i] for i in env.at]
+    at = [x_at(i) for i in env.at]
     # Every run's median as one line, broken (NaN) between runs: never across a restart.
     med_x: list[Any] = []
     med_y: list[float] = []
     for start, end in zip([0, *env.ends], env.ends, strict=False):
         med_x += [*at[start:end], at[end - 1]]
         med_y += [*env.mid[start:end], float("nan")]
-    starts = [(r, xs[groups[r.run.run_id][0]]) for r in runs if r.run.run_id in groups]
+    starts = [(r, x_at(groups[r.run.run_id][0])) for r in runs if r.run.run_id in groups]
     marked = [f for f in findings if f.first_seen is not None and f.after_accept_len is not None]
 
     def draw(ax: Any, _theme: str) -> None:
@@ -156,7 +151,7 @@ def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) ->
                 fontsize=7,
                 color=GREY,
             )
-        points = [(x_of(f.first_seen), f.after_accept_len, f.rule) for f in marked]
+        points = [(x_of(f.first_seen), f.after_accept_len, f.rule) for f in marked if f.first_seen]
         if points:
             many = f"{len(points)} findings" if len(points) > LABELLED else None
             ax.plot([p[0] for p in points], [p[1] for p in points], "v", color=RED, ms=9, ls="", label=many)
@@ -173,18 +168,20 @@ def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) ->
 
 
 def _served(runs: list[RunStats], s: SourceSeries) -> list[str]:
-    groups = _by_run(s)
-    return [r.run.run_id for r in runs if r.intervals and r.run.run_id in groups]
+    return [r.run.run_id for r in runs if r.intervals and r.run.run_id in s.by_run]
 
 
 def per_run(runs: list[RunStats], s: SourceSeries) -> Callable[[Any, str], None]:
-    groups = _by_run(s)
+    from matplotlib import cbook
+
     ids = _served(runs, s)[-LABELLED:]
-    data = [[s.accept_len[i] for i in groups[rid]] for rid in ids]
+    # The boxes' numbers, once for both themes: a run of a month is a million intervals.
+    data = [[s.accept_len[i] for i in s.by_run[rid]] for rid in ids]
+    stats = cbook.boxplot_stats(data, labels=[literal(i) for i in ids]) if ids else []
 
     def draw(ax: Any, _theme: str) -> None:
-        if data:
-            ax.boxplot(data, tick_labels=[literal(i) for i in ids], showfliers=False)
+        if stats:
+            ax.bxp(stats, showfliers=False)
             if len(ids) > 12:
                 ax.tick_params(axis="x", labelrotation=90, labelsize=7)
         ax.set_xlabel("run")
@@ -195,12 +192,13 @@ def per_run(runs: list[RunStats], s: SourceSeries) -> Callable[[Any, str], None]
 
 
 def against_load(s: SourceSeries) -> Callable[[Any, str], None]:
-    groups = _by_run(s)
-    shown = list(groups)[-LOAD_RUNS:]
+    shown = [
+        (rid, by_value([s.running[i] for i in idx], [s.accept_len[i] for i in idx]))
+        for rid, idx in list(s.by_run.items())[-LOAD_RUNS:]
+    ]
 
     def draw(ax: Any, _theme: str) -> None:
-        for rid in shown:  # one colour per run: runs differ more than loads do
-            xs, lo, hi, mid = by_value((s.running[i], s.accept_len[i]) for i in groups[rid])
+        for rid, (xs, lo, hi, mid) in shown:  # one colour per run: runs differ more than loads do
             line = ax.plot(xs, mid, "-", linewidth=1.5, label=literal(f"{rid} median"))
             colour = line[0].get_color()
             # Each batch size's range, its ends as dots: every interval's point, without drawing each.
@@ -231,9 +229,8 @@ def _latest(shown: int, total: int) -> str:
 
 
 def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> list[Plot]:
-    groups = _by_run(s)
-    served, in_series = len(_served(runs, s)), len(groups)
-    starts = sum(1 for r in runs if r.run.run_id in groups)
+    served, in_series = len(_served(runs, s)), len(s.by_run)
+    starts = sum(1 for r in runs if r.run.run_id in s.by_run)
     out = [
         Plot(
             "over-time",

@@ -61,7 +61,7 @@ def sizes(logs: list[Log]) -> dict[str, int | None]:
     return out
 
 
-class _Tally:
+class Tally:
     """Bytes shown per file, never past its size; ``finish`` fills a file's share."""
 
     def __init__(self, weights: dict[str, int | None], show: Callable[[int], None]) -> None:
@@ -92,7 +92,7 @@ def reading(logs: list[Log], label: str) -> Iterator[tuple[list[Log], Callable[[
 
 
 @contextmanager
-def _bar(label: str, weights: dict[str, int | None]) -> Iterator[_Tally]:
+def _bar(label: str, weights: dict[str, int | None]) -> Iterator[Tally]:
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -106,4 +106,4 @@ def _bar(label: str, weights: dict[str, int | None]) -> Iterator[_Tally]:
         transient=True,
     ) as progress:
         task = progress.add_task("read", total=known)
-        yield _Tally(weights, lambda n: progress.advance(task, n))
+        yield Tally(weights, lambda n: progress.advance(task, n))
