@@ -5,20 +5,23 @@ findings marked; per-run distributions side by side; acceptance against batch
 size; per-position acceptance where the engine logs it.
 
 A log of thousands of runs draws in about the time of a few: each plot is a
-handful of artists (all boundaries one collection, every run's rolling median
-one line), boxes and load curves go to the latest runs only, labels only to a
-few runs (the captions say so), and every pass over the intervals is linear.
+handful of artists (all boundaries one collection, every run's median one
+line), boxes and load curves go to the latest runs only, labels only to a few
+runs (the captions say so). A month of intervals draws in about the time of a
+day's: points are cut to the screen's columns (``downsample``) before
+matplotlib sees them, and the statistics are computed once for both themes.
 """
 
 from __future__ import annotations
 
-import bisect
 import io
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from acceptmon.apps.report.downsample import by_value, envelope
 from acceptmon.apps.report.mathtext import literal
@@ -75,22 +78,22 @@ def _short_keys(run: RunStats) -> str:
     return f"{run.run.run_id}: " + ", ".join(names) + (f" +{len(keys) - 2}" if len(keys) > 2 else "")
 
 
-def _ordinal(secs: list[float], run_id: list[str]) -> bool:
+def _ordinal(secs: npt.NDArray[np.float64], by_run: dict[str, list[int]]) -> bool:
     """Whether to draw against interval number: when idle gaps (days between short runs) would
     squeeze every run into a sliver of a time axis."""
     if len(secs) < 2:
         return False
-    span = secs[-1] - secs[0]
-    active = sum(
-        b - a
-        for a, b, ra, rb in zip(secs, secs[1:], run_id, run_id[1:], strict=False)
-        if ra == rb and 0 < b - a < 600
-    )
+    span = float(secs[-1] - secs[0])
+    active = 0.0
+    for idx in by_run.values():  # gaps within a run, under 10 minutes: the time it served
+        gaps = np.diff(secs[np.asarray(idx, dtype=np.int64)])
+        active += float(gaps[(gaps > 0) & (gaps < 600)].sum())
     return span > 0 and active < 0.2 * span
 
 
 def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> Callable[[Any, str], None]:
-    ordinal, groups = _ordinal(s.secs, s.run_id), s.by_run
+    secs, groups = np.asarray(s.secs, dtype=np.float64), s.by_run
+    ordinal = _ordinal(secs, groups)
 
     def x_at(i: int) -> Any:
         return i if ordinal else datetime.fromtimestamp(s.secs[i], UTC)
@@ -98,12 +101,12 @@ def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) ->
     def x_of(ts: datetime) -> Any:
         if not ordinal:
             return ts
-        # The first interval at or after a time: bisect on the running maximum (logs are mostly in order).
-        return min(bisect.bisect_left(latest, ts.timestamp()), len(s.secs) - 1)
+        # The first interval at or after a time: search the running maximum (logs are mostly in order).
+        return min(int(np.searchsorted(latest, ts.timestamp())), len(s.secs) - 1)
 
-    latest = list(itertools.accumulate(s.secs, max)) if ordinal and findings else []
+    latest = np.maximum.accumulate(secs)
     window = max(1, min(25, len(s.accept_len) // 10))
-    where = [float(i) for i in range(len(s.secs))] if ordinal else s.secs
+    where = np.arange(len(secs), dtype=np.float64) if ordinal else secs
     env = envelope(where, s.accept_len, groups.values(), int(OVER_TIME[0] * DPI), window)
     at = [x_at(i) for i in env.at]
     # Every run's median as one line, broken (NaN) between runs: never across a restart.
@@ -176,7 +179,8 @@ def per_run(runs: list[RunStats], s: SourceSeries) -> Callable[[Any, str], None]
 
     ids = _served(runs, s)[-LABELLED:]
     # The boxes' numbers, once for both themes: a run of a month is a million intervals.
-    data = [[s.accept_len[i] for i in s.by_run[rid]] for rid in ids]
+    lens = np.asarray(s.accept_len, dtype=np.float64)
+    data = [lens[np.asarray(s.by_run[rid], dtype=np.int64)] for rid in ids]
     stats = cbook.boxplot_stats(data, labels=[literal(i) for i in ids]) if ids else []
 
     def draw(ax: Any, _theme: str) -> None:
@@ -192,10 +196,11 @@ def per_run(runs: list[RunStats], s: SourceSeries) -> Callable[[Any, str], None]
 
 
 def against_load(s: SourceSeries) -> Callable[[Any, str], None]:
-    shown = [
-        (rid, by_value([s.running[i] for i in idx], [s.accept_len[i] for i in idx]))
-        for rid, idx in list(s.by_run.items())[-LOAD_RUNS:]
-    ]
+    lens, running = np.asarray(s.accept_len, dtype=np.float64), np.asarray(s.running, dtype=np.int64)
+    shown = []
+    for rid, members in list(s.by_run.items())[-LOAD_RUNS:]:
+        idx = np.asarray(members, dtype=np.int64)
+        shown.append((rid, by_value(running[idx], lens[idx])))
 
     def draw(ax: Any, _theme: str) -> None:
         for rid, (xs, lo, hi, mid) in shown:  # one colour per run: runs differ more than loads do

@@ -18,7 +18,6 @@ class SourceSeries:
     secs: list[float] = field(default_factory=list)
     accept_len: list[float] = field(default_factory=list)
     running: list[int] = field(default_factory=list)
-    run_id: list[str] = field(default_factory=list)
     #: Each run's interval indices, in order of first appearance.
     by_run: dict[str, list[int]] = field(default_factory=dict)
     #: vLLM per-position acceptance, summed (and counted) per position.
@@ -33,7 +32,6 @@ class SourceSeries:
         self.secs += secs
         self.accept_len += lens
         self.running += running
-        self.run_id += [rid] * len(secs)
         self.by_run.setdefault(rid, []).extend(range(start, len(self.secs)))
 
 

@@ -24,24 +24,16 @@ def _series(n: int, runs: int = 2, spike: float = 4.0, drop: float = 1.0) -> Sou
         s.secs.append((start + timedelta(seconds=i)).timestamp())
         s.accept_len.append(round(rng.uniform(2.2, 2.6), 3))
         s.running.append(rng.randrange(1, 64))
-        s.run_id.append(f"r{1 + i * runs // n}")
-        s.by_run.setdefault(s.run_id[-1], []).append(i)
+        s.by_run.setdefault(f"r{1 + i * runs // n}", []).append(i)
     s.accept_len[n // 3] = spike
     s.accept_len[2 * n // 3 + 1] = drop
     return s
 
 
-def _groups(s: SourceSeries) -> list[list[int]]:
-    out: dict[str, list[int]] = {}
-    for i, rid in enumerate(s.run_id):
-        out.setdefault(rid, []).append(i)
-    return list(out.values())
-
-
 @pytest.mark.parametrize("n", [3_000, 30_000, 300_000])
 def test_buckets_are_bounded_by_columns_and_runs_and_keep_a_lone_spike_and_drop(n: int) -> None:
     s = _series(n, runs=3)
-    env = envelope([float(i) for i in range(n)], s.accept_len, _groups(s), COLUMNS, 25)
+    env = envelope([float(i) for i in range(n)], s.accept_len, list(s.by_run.values()), COLUMNS, 25)
     assert len(env.at) <= COLUMNS + 3 and len(env.ends) == 3
     assert max(env.hi) == 4.0 and min(env.lo) == 1.0
     spike = env.hi.index(4.0)
@@ -50,7 +42,7 @@ def test_buckets_are_bounded_by_columns_and_runs_and_keep_a_lone_spike_and_drop(
 
 def test_with_fewer_intervals_than_columns_the_median_is_the_rolling_median() -> None:
     s = _series(400, runs=2)
-    groups, window = _groups(s), 25
+    groups, window = list(s.by_run.values()), 25
     env = envelope([float(i) for i in range(400)], s.accept_len, groups, COLUMNS, window)
     rolling = [
         statistics.median(vals[max(0, j - window) : j + 1])
