@@ -56,12 +56,19 @@ def _render(draw: Callable[[Any, str], None], size: tuple[float, float]) -> dict
     import matplotlib.pyplot as plt
 
     out = {}
+    margins: dict[str, float] = {}
     for theme, style in THEMES.items():
         with plt.style.context(style):
             fig, ax = plt.subplots(figsize=size, dpi=DPI)
             try:
                 draw(ax, theme)
-                fig.tight_layout()
+                # A theme changes colours, not text: the first theme's layout fits every theme.
+                if margins:
+                    fig.subplots_adjust(**margins)
+                else:
+                    fig.tight_layout()
+                    sp = fig.subplotpars
+                    margins = {"left": sp.left, "right": sp.right, "bottom": sp.bottom, "top": sp.top}
                 buf = io.BytesIO()
                 fig.savefig(buf, format="png")
                 out[theme] = buf.getvalue()
