@@ -39,8 +39,12 @@ class Chunk:
     Lines travel in chunks rather than one object per line: the hot path
     handles a million lines a second, and checkpoints only ever need the
     position after the last line of a chunk. ``lineno`` is the 1-based number
-    of the first line within its file; ``end`` is where the file should be
-    resumed once every line of the chunk has been processed.
+    of the first line within its file (the raw file's: a container log's line
+    of the first piece, however many pieces its messages were split in);
+    ``end`` is where the file should be resumed once every line of the chunk
+    has been processed. ``times`` is the container runtime's raw RFC 3339 time
+    of each line (None for a plain file); ``errors`` counts (kind, n) of lines
+    the source could not turn into lines (a damaged or overlong container record).
     """
 
     source: str
@@ -48,6 +52,8 @@ class Chunk:
     lineno: int
     end: Position | None = None
     path: str = ""
+    times: tuple[str | None, ...] | None = None
+    errors: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +197,9 @@ class RuntimeChange:
 #: Kinds of ``acceptmon_parse_errors_total{kind}``: a damaged or unreadable record,
 #: a line over the splitter's length limit, a value outside its physical range,
 #: a start line over its size cap, a record whose handling raised (contained), and a
-#: line time ahead of the host clock (``runs.ahead``: its values count, its time does not).
+#: line time ahead of the host clock (``runs.ahead``: its values count, its time does not),
+#: a container runtime's record that is not in its file's format, and a container message
+#: whose pieces passed the length limit (``sources.container``).
 MALFORMED, OVERLONG, OUT_OF_RANGE, TOO_LARGE, EXCEPTION, TIME_AHEAD = (
     "malformed",
     "overlong",
@@ -200,7 +208,17 @@ MALFORMED, OVERLONG, OUT_OF_RANGE, TOO_LARGE, EXCEPTION, TIME_AHEAD = (
     "exception",
     "time_ahead",
 )
-PARSE_ERROR_KINDS = (MALFORMED, OVERLONG, OUT_OF_RANGE, TOO_LARGE, EXCEPTION, TIME_AHEAD)
+CONTAINER_MALFORMED, CONTAINER_OVERLONG = "container_malformed", "container_overlong"
+PARSE_ERROR_KINDS = (
+    MALFORMED,
+    OVERLONG,
+    OUT_OF_RANGE,
+    TOO_LARGE,
+    EXCEPTION,
+    TIME_AHEAD,
+    CONTAINER_MALFORMED,
+    CONTAINER_OVERLONG,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the real components the tests drive (Debian packages), if missing:
-# promtool/prometheus, logrotate, OpenSSH sshd, mtail (benchmarks' peer), openssl (test certificates), tmux (live view), chromium (the report's screenshot test).
+# promtool/prometheus, alertmanager/amtool (routing tests), logrotate, OpenSSH sshd, mtail (benchmarks' peer), openssl (test certificates), tmux (live view), chromium (the report's screenshot test).
 set -euo pipefail
 need=()
 command -v promtool >/dev/null || need+=(prometheus)
@@ -12,6 +12,7 @@ command -v systemd-analyze >/dev/null || need+=(systemd)
 command -v openssl >/dev/null || need+=(openssl)
 command -v tmux >/dev/null || need+=(tmux)
 command -v chromium >/dev/null || need+=(chromium)
+command -v prometheus-alertmanager >/dev/null && command -v amtool >/dev/null || need+=(prometheus-alertmanager)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing system packages: ${need[*]}" >&2
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

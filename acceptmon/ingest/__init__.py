@@ -132,6 +132,7 @@ class Pipeline:
         if parser is None:
             zone = self._zone(source) if self._zone else UTC
             parser = self._parsers[source] = LineParser(source, self._hint(source), zone, self._year)
+        parser.at_chunk(chunk.times, chunk.lineno)
         return parser
 
     def _hint(self, source: str) -> Callable[[], datetime | None]:
@@ -143,6 +144,19 @@ class Pipeline:
         consumers have had each already, in its place among the records)."""
         parser = self._parser(chunk)
         self.store.stats(chunk.source).counters["lines"] += len(chunk.lines)
+        for kind, n in chunk.errors:
+            self.count_dropped(chunk.source, kind, n)
+            if (chunk.source, kind) not in self._logged:
+                self._logged.add((chunk.source, kind))
+                log.warning(
+                    "%s: %d line(s) near line %d dropped (%s); further ones are counted in "
+                    'acceptmon_parse_errors_total{kind="%s"} only',
+                    chunk.source,
+                    n,
+                    chunk.lineno,
+                    kind,
+                    kind,
+                )
         starts: list[Run] = []
         self._starts = starts
         try:
@@ -169,9 +183,13 @@ class Pipeline:
 
     def count_overlong(self, source: str, n: int) -> None:
         """Lines dropped by the splitter for length are lines and errors."""
+        self.count_dropped(source, OVERLONG, n)
+
+    def count_dropped(self, source: str, kind: str, n: int) -> None:
+        """Lines a source dropped (too long, not a container record) are lines and errors of ``kind``."""
         stats = self.store.stats(source)
         stats.counters["lines"] += n
-        stats.count_error(OVERLONG, n)
+        stats.count_error(kind, n)
 
     def count_error(self, source: str, lineno: int, kind: str, detail: str = "") -> None:
         """Count one unusable record; log the first of each kind per source (never its text)."""

@@ -20,8 +20,9 @@ from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
 from acceptmon.runs.draft_config import draft_reader
 from acceptmon.sources.base import FileReader
+from acceptmon.sources.chunks import read_chunks
 from acceptmon.sources.files import STDIN, InputError, Log, Opener, expand
-from acceptmon.sources.lines import READ_SIZE, read_chunks
+from acceptmon.sources.lines import READ_SIZE
 from acceptmon.sources.rotation import READ_ERRORS, open_local
 from acceptmon.sources.stdin import StreamSource
 from acceptmon.text.printable import printable

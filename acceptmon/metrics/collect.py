@@ -51,7 +51,8 @@ _STORE: tuple[MetricDef, ...] = (
     _c(
         "acceptmon_parse_errors",
         "Lines that looked like records but could not be used, by kind "
-        "(malformed, overlong, out_of_range, too_large, exception, time_ahead).",
+        "(malformed, overlong, out_of_range, too_large, exception, time_ahead, "
+        "container_malformed, container_overlong).",
         ("source", "kind"),
     ),
     _c("acceptmon_decode_batches", "SGLang Decode batch lines (one per logging interval and rank)."),

@@ -46,6 +46,7 @@ from acceptmon.parse import llamacpp, runtime, sglang, vllm
 from acceptmon.parse.layouts import BulkLayout, DecodeShapes, DecodeValues, PrefillShapes
 from acceptmon.parse.markers import LMDEPLOY, OTHER, REQUEST, REQUEST_MARKERS, SENTENCE
 from acceptmon.parse.prefix import ANSI, PrefixCache, parse_ts
+from acceptmon.sources.container.lines import parse_time
 from acceptmon.text.redact import redact_args
 
 _DECODE_LEN = len(sglang.DECODE)
@@ -75,12 +76,14 @@ class LineParser:
         "_build",
         "_clock",
         "_engine",
+        "_first",
         "_json_time",
         "_local",
         "_prefill_shapes",
         "_prefixes",
         "_shapes",
         "_startup",
+        "_times",
         "_unwrapping",
         "_vclock",
         "in_request",
@@ -110,9 +113,26 @@ class LineParser:
         self._unwrapping = False
         #: Inside a request dump: unprefixed lines are its continuation, not records.
         self.in_request = False
+        #: The container runtime's raw time per line of the chunk being parsed, from line ``_first``.
+        self._times: tuple[str | None, ...] | None = None
+        self._first = 0
+
+    def at_chunk(self, times: tuple[str | None, ...] | None, first: int) -> None:
+        """The chunk about to be parsed: its runtime times (``Chunk.times``) and first line number."""
+        self._times, self._first = times, first
+
+    def _runtime(self, lineno: int) -> datetime | None:
+        """The runtime's time of this line (read only here, where a record needs it), else None."""
+        times = self._times
+        if times is None or not 0 <= lineno - self._first < len(times):
+            return None
+        raw = times[lineno - self._first]
+        return parse_time(raw) if raw is not None else None
 
     def _meta(self, prefix: str, lineno: int) -> Meta:
         ts, ranks = self._prefixes.get(prefix)
+        if ts is None and self._times is not None and not self._unwrapping:
+            ts = self._runtime(lineno)
         return Meta(self.source, lineno, ts, ranks)
 
     def parse(self, text: str, lineno: int) -> Record | None:
@@ -169,7 +189,7 @@ class LineParser:
                 self.in_request = False
         if record is None or record.meta.ts is not None:
             return record
-        ts = self._json_ts(raw)
+        ts = self._json_ts(raw) or self._runtime(lineno)
         return replace(record, meta=replace(record.meta, ts=ts)) if ts is not None else record
 
     def _json_ts(self, raw: Any) -> datetime | None:
@@ -194,7 +214,7 @@ class LineParser:
             if not llamacpp.message_start(msg, "draft acceptance"):
                 return None
             acc = llamacpp.parse(msg)
-            meta = Meta(self.source, lineno, self._llama_ts(since, json_time))
+            meta = Meta(self.source, lineno, self._llama_ts(since, json_time, lineno))
             if acc is None or (acc.mean_len is not None and not 1.0 <= acc.mean_len <= sglang.MAX_ACCEPT_LEN):
                 return ParseError(meta, "llamacpp: draft acceptance out of range or unreadable", OUT_OF_RANGE)
             return SpecSample(
@@ -207,10 +227,10 @@ class LineParser:
         kind, facts = llamacpp.start_line(msg)
         if kind == "build":
             self._build = facts
-            self._llama_ts(since, json_time, restart=True)
+            self._llama_ts(since, json_time, lineno, restart=True)
             return None
         if kind == "model":
-            ts = self._llama_ts(since, json_time, restart=not self._build)
+            ts = self._llama_ts(since, json_time, lineno, restart=not self._build)
             self._startup = llamacpp.Startup(lineno, ts.timestamp() if ts else None, {**self._build, **facts})
             self._build = {}
             return None
@@ -225,10 +245,13 @@ class LineParser:
         return ServerStart(Meta(self.source, startup.lineno, started), redact_args(startup.args))
 
     def _llama_ts(
-        self, since: float | None, json_time: float | None, restart: bool = False
+        self, since: float | None, json_time: float | None, lineno: int, restart: bool = False
     ) -> datetime | None:
+        """The JSON time, else the container runtime's, else llama.cpp's clock relative to its start."""
         if json_time is not None:
             epoch = self._clock.json_epoch(json_time, restart)
+        elif (given := self._runtime(lineno)) is not None:
+            return given
         elif since is not None:
             epoch = self._clock.epoch(since, restart)
         else:
@@ -327,6 +350,8 @@ class LineParser:
         prefix = text[:at]
         wall = vllm.timestamp(prefix, self._vclock)
         ts = self._local.aware(wall) if wall is not None else None
+        if ts is None and not self._unwrapping:
+            ts = self._runtime(lineno)
         meta = Meta(self.source, lineno, ts, vllm.ranks_of(prefix))
         if marker in vllm.START_MARKERS:
             return vllm.parse_start(marker, text[at + len(marker) :], meta)
@@ -339,6 +364,8 @@ class LineParser:
         if spec < 0:
             return None  # a stats line without speculative decoding
         ts, ranks = self._prefixes.get(text[:at])
+        if ts is None and not self._unwrapping:
+            ts = self._runtime(lineno)
         rank = next((v for k, v in ranks if k == "dp"), None)
         record = vllm.parse_spec(
             text[spec + len(vllm.MARKERS[0]) :], Meta(self.source, lineno, ts, ranks), rank

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Protocol
-
-from acceptmon.model import Chunk
 
 
 class Readable(Protocol):
@@ -89,23 +86,3 @@ class LineSplitter:
 
 
 READ_SIZE = 1 << 20
-
-
-def read_chunks(source: str, stream: Readable, path: str = "") -> Iterator[tuple[Chunk, int]]:
-    """Yield (chunk, overlong lines dropped) until end of stream; a final unterminated line counts."""
-    splitter = LineSplitter()
-    lineno = 1
-    dropped = 0
-    while True:
-        data = stream.read(READ_SIZE)
-        if not data:
-            break
-        lines, _ = splitter.feed(data)
-        if lines:
-            yield Chunk(source, tuple(lines), lineno, None, path), splitter.overlong - dropped
-            dropped = splitter.overlong
-            lineno += len(lines)
-    if splitter.pending:
-        lines, _ = splitter.feed(b"\n")
-        if lines or splitter.overlong > dropped:
-            yield Chunk(source, tuple(lines), lineno, None, path), splitter.overlong - dropped

@@ -13,8 +13,9 @@ from typing import Any, BinaryIO
 
 from acceptmon.model import Chunk
 from acceptmon.sources.base import SourceHealth
+from acceptmon.sources.container.splitter import ContainerSplitter
 from acceptmon.sources.health import SourceEvents
-from acceptmon.sources.lines import MAX_LINE_BYTES, LineSplitter
+from acceptmon.sources.lines import MAX_LINE_BYTES
 
 log = logging.getLogger("acceptmon.sources")
 
@@ -47,7 +48,7 @@ class StreamSource:
             os.set_blocking(self._fd, wait)
         self._read_size = read_size
         self._poll_bytes = poll_bytes
-        self._splitter = LineSplitter(max_line)
+        self._splitter = ContainerSplitter(max_line)
         self._lineno = 1
         self._health = SourceEvents(name, log)
         self._eof = False
@@ -63,6 +64,8 @@ class StreamSource:
 
     def poll(self) -> list[Chunk]:
         lines: list[str] = []
+        times: list[str | None] | None = None
+        raw_lines = 0
         used = 0
         while not self._eof and used < self._poll_bytes:
             try:
@@ -75,17 +78,24 @@ class StreamSource:
                 break
             if not data:
                 self._eof = True
-                lines += self._splitter.feed(b"\n")[0] if self._splitter.pending else []
                 log.info("%s: end of stream", self.name)
-                break
+            got = self._splitter.feed(data)[0] if data else self._splitter.finish()[0]
             used += len(data)
-            lines += self._splitter.feed(data)[0]
+            raw_lines += self._splitter.lines_read
+            if self._splitter.times is not None:
+                times = (times or [None] * len(lines)) + self._splitter.times
+            lines += got
+            if not data:
+                break
         self._health.read(used)
-        if not lines:
+        errors = self._splitter.take_errors()
+        if not lines and not errors:
             return []
         # No path: a stream has no file to take a modification time (a year) from.
-        chunk = Chunk(self.name, tuple(lines), self._lineno, None)
-        self._lineno += len(lines)
+        chunk = Chunk(
+            self.name, tuple(lines), self._lineno, None, "", tuple(times) if times else None, errors
+        )
+        self._lineno += raw_lines
         return [chunk]
 
     @property

@@ -1,1 +1,1 @@
-"""Shipped test support: format-exact synthetic log lines (``synth``) for tests and benchmarks."""
+"""Shipped test support: format-exact synthetic log lines (`synth`) and their container wrappings (`container`) for tests and benchmarks."""

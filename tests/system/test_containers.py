@@ -53,7 +53,7 @@ def test_runs_prints_one_table_with_three_runs_and_the_verdict_better(tree: tupl
     doc = json.loads(done.stdout)  # one workload: one table
     assert doc["source"] == series
     assert len(doc["runs"]) == 3
-    assert "speculative_draft_model_path" in doc["runs"][1]["changed_keys"]
+    assert "args.speculative_draft_model_path" in doc["runs"][1]["changed_keys"]
     assert doc["verdict"]["state"] == "better"
     table = cli("runs", source)
     assert table.returncode == 0

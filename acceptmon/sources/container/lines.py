@@ -7,6 +7,8 @@ pieces (json-file: a ``log`` without the trailing newline; CRI: tag ``P``
 until the ``F`` piece), so a long ``server_args`` line must be joined before
 the parser sees it. The format is detected once per file from its first
 non-blank line; a plain file then passes through as the same list object.
+Runtime times travel as the raw RFC 3339 strings (``parse_time`` reads one
+where a record needs it), so a message costs no datetime object.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from acceptmon.sources.lines import MAX_LINE_BYTES
 PLAIN, CRI, JSON_FILE = "plain", "cri", "json-file"
 STREAMS = frozenset({"stdout", "stderr"})
 
-#: (time, stream, partial, content) of one runtime record.
-Piece = tuple[datetime | None, str, bool, str]
+#: (raw RFC 3339 time, stream, partial, content) of one runtime record.
+Piece = tuple[str | None, str, bool, str]
 
 
 class Message(NamedTuple):
@@ -30,7 +32,7 @@ class Message(NamedTuple):
 
     text: str
     stream: str | None
-    time: datetime | None
+    time: str | None
 
 
 class Decoded(NamedTuple):
@@ -42,7 +44,7 @@ class Decoded(NamedTuple):
 
     texts: list[str]
     streams: list[str] | None
-    times: list[datetime | None] | None
+    times: list[str | None] | None
 
     def messages(self) -> Iterator[Message]:
         if self.streams is None or self.times is None:
@@ -50,7 +52,7 @@ class Decoded(NamedTuple):
         return (Message(*m) for m in zip(self.texts, self.streams, self.times, strict=True))
 
 
-def _time(raw: str) -> datetime | None:
+def parse_time(raw: str) -> datetime | None:
     """RFC 3339 with a zone (Go's RFC3339Nano; digits past microseconds dropped), else None."""
     if len(raw) < 20 or raw[10] != "T":
         return None
@@ -66,11 +68,10 @@ def _cri(line: str) -> Piece | None:
     parts = line.split(" ", 3)
     if len(parts) != 4 or parts[1] not in STREAMS:
         return None
-    when = _time(parts[0])
-    if when is None:
+    if parse_time(parts[0]) is None:
         return None
     # Tags are ':'-separated and only the first is defined; anything but P ends a message.
-    return when, parts[1], parts[2].partition(":")[0] == "P", parts[3]
+    return parts[0], parts[1], parts[2].partition(":")[0] == "P", parts[3]
 
 
 def _json(line: str) -> Piece | None:
@@ -87,7 +88,7 @@ def _json(line: str) -> Piece | None:
     text, stream, raw = rec.get("log", ""), rec.get("stream"), rec.get("time")
     if not isinstance(text, str) or stream not in STREAMS:
         return None
-    when = _time(raw) if isinstance(raw, str) else None
+    when = raw if isinstance(raw, str) and parse_time(raw) is not None else None
     if text.endswith("\n"):
         return when, stream, False, text[:-2] if text.endswith("\r\n") else text[:-1]
     return when, stream, True, text
@@ -110,8 +111,18 @@ class _Partial:
     def __init__(self) -> None:
         self.pieces: list[str] = []
         self.size = 0
-        self.time: datetime | None = None
+        self.time: str | None = None
         self.skipping = False
+
+
+class Clean(NamedTuple):
+    """The last point of a decode where no message was in pieces: safe to resume from."""
+
+    lines: int  # input lines before it
+    messages: int  # messages handed out before it
+    malformed: int
+    overlong: int
+    skipping: tuple[bool, bool]  # (stderr, stdout) skipping the rest of an overlong message
 
 
 class Decoder:
@@ -123,9 +134,11 @@ class Decoder:
     so memory stays bounded; a line that is not in the file's format is
     counted in ``errors["malformed"]`` and skipped. A message still in pieces
     at the end of the input stays pending until more lines or ``flush``.
+    ``clean`` tells where the last ``feed`` last had no message in pieces
+    (``ContainerSplitter`` resumes there, so positions stay exact).
     """
 
-    __slots__ = ("_parse", "_partial", "errors", "format", "max_message")
+    __slots__ = ("_parse", "_partial", "clean", "errors", "format", "max_message")
 
     def __init__(self, max_message: int = MAX_LINE_BYTES) -> None:
         self.format: str | None = None
@@ -133,6 +146,22 @@ class Decoder:
         self.errors = {"malformed": 0, "overlong": 0}
         self._partial = {s: _Partial() for s in sorted(STREAMS)}
         self._parse: Callable[[str], Piece | None] = _cri
+        self.clean = Clean(0, 0, 0, 0, (False, False))
+
+    def set_format(self, fmt: str) -> None:
+        self.format = fmt
+        self._parse = _json if fmt == JSON_FILE else _cri
+
+    def restart(self, skipping: tuple[bool, bool]) -> None:
+        """Drop every unfinished message; keep skipping what ``skipping`` says (from a ``Clean``)."""
+        self._partial = {s: _Partial() for s in sorted(STREAMS)}
+        for part, skip in zip(self._partial.values(), skipping, strict=True):
+            part.skipping = skip
+
+    @property
+    def skipping(self) -> tuple[bool, bool]:
+        """(stderr, stdout): whether the rest of a dropped message is being skipped."""
+        return self._partial["stderr"].skipping, self._partial["stdout"].skipping
 
     @property
     def pending_bytes(self) -> int:
@@ -148,8 +177,7 @@ class Decoder:
             first = next((s for s in lines if s.strip()), None)
             if first is None:
                 return Decoded(lines, None, None)
-            self.format = detect(first)
-            self._parse = _json if self.format == JSON_FILE else _cri
+            self.set_format(detect(first))
         if self.format == PLAIN:
             return Decoded(lines, None, None)
         return self._decode(lines)
@@ -158,7 +186,7 @@ class Decoder:
         """Hand over unfinished messages as they are (the input has ended)."""
         texts: list[str] = []
         streams: list[str] = []
-        times: list[datetime | None] = []
+        times: list[str | None] = []
         for stream, part in self._partial.items():
             if part.pieces:
                 texts.append("".join(part.pieces))
@@ -170,31 +198,38 @@ class Decoder:
     def _decode(self, lines: list[str]) -> Decoded:
         texts: list[str] = []
         streams: list[str] = []
-        times: list[datetime | None] = []
+        times: list[str | None] = []
         parse, limit, partials = self._parse, self.max_message, self._partial
-        for line in lines:
+        err, out = partials["stderr"], partials["stdout"]
+        malformed = overlong = 0
+        # The last clean point is where the last run of open pieces began: recorded when a
+        # first piece opens a message while the other stream has none open.
+        clean: Clean | None = None
+        for i, line in enumerate(lines):
             got = parse(line)
             if got is None:
-                self.errors["malformed"] += 1
+                malformed += 1
                 continue
             when, stream, partial, text = got
-            part = partials[stream]
+            part = out if stream == "stdout" else err
             if not part.pieces and not part.skipping:
                 if not partial:  # the common case: a whole line in one record
                     if len(text) > limit:
-                        self.errors["overlong"] += 1
+                        overlong += 1
                         continue
                     texts.append(text)
                     streams.append(stream)
                     times.append(when)
                     continue
+                if not (err if part is out else out).pieces:
+                    clean = Clean(i, len(texts), malformed, overlong, (err.skipping, out.skipping))
                 part.time = when
             if part.skipping:
                 part.skipping = partial
                 continue
             part.size += len(text)
             if part.size > limit:
-                self.errors["overlong"] += 1
+                overlong += 1
                 part.pieces, part.size, part.skipping = [], 0, partial
                 continue
             part.pieces.append(text)
@@ -203,4 +238,9 @@ class Decoder:
                 streams.append(stream)
                 times.append(part.time)
                 part.pieces, part.size, part.time = [], 0, None
+        if not err.pieces and not out.pieces:
+            clean = Clean(len(lines), len(texts), malformed, overlong, (err.skipping, out.skipping))
+        self.clean = clean or Clean(0, 0, 0, 0, (err.skipping, out.skipping))
+        self.errors["malformed"] += malformed
+        self.errors["overlong"] += overlong
         return Decoded(texts, streams, times)

@@ -8,7 +8,8 @@ inode) so the lines between our offset and the truncation are not lost.
 from __future__ import annotations
 
 from acceptmon.model import Chunk, Position
-from acceptmon.sources.lines import MAX_LINE_BYTES, LineSplitter
+from acceptmon.sources.container.splitter import ContainerSplitter
+from acceptmon.sources.lines import MAX_LINE_BYTES
 from acceptmon.sources.rotation import FINGERPRINT_BYTES, FileState, fingerprint
 from acceptmon.sources.tail.entry import Entry, Marks
 from acceptmon.sources.tail.fs import FileId, Handle, Stat
@@ -80,7 +81,7 @@ class FileStream:
         self.lineno = lineno
         self.committed = start
         self.committed_lineno = lineno
-        self.splitter = LineSplitter(max_line)
+        self.splitter = ContainerSplitter(max_line)
         self.idle_since = 0.0
         #: A read found the leading bytes changed: look at the file before reading on.
         self.stale = False
@@ -133,26 +134,29 @@ class FileStream:
             # as NULs; skip them so the first real line is not glued to them.
             data = data.lstrip(b"\0")
             self.emitted += nread - len(data)
-        over = self.splitter.overlong
         lines, consumed = self.splitter.feed(data)
-        return self._emit(lines, consumed, self.splitter.overlong - over, source, path), nread
+        return self._emit(lines, consumed, source, path), nread
 
     def finish(self, source: str, path: str) -> Chunk | None:
-        """Hand out an unterminated last line: nothing will ever complete it."""
+        """Hand out an unterminated last line (or a container message still in pieces): nothing
+        will ever complete it."""
         if self.splitter.pending == 0:
             return None
         self.emitted = self.read_pos
-        over = self.splitter.overlong
-        lines, _ = self.splitter.feed(b"\n")
-        return self._emit(lines, 0, self.splitter.overlong - over, source, path)
+        lines, _ = self.splitter.finish()
+        return self._emit(lines, 0, source, path)
 
-    def _emit(self, lines: list[str], consumed: int, skipped: int, source: str, path: str) -> Chunk | None:
+    def _emit(self, lines: list[str], consumed: int, source: str, path: str) -> Chunk | None:
+        """A chunk of the lines, or None; ``lineno`` counts the raw file's lines (container pieces too)."""
+        splitter = self.splitter
         self.emitted += consumed
         first = self.lineno
-        self.lineno += len(lines) + skipped
-        if not lines:
+        self.lineno += splitter.lines_read
+        errors = splitter.take_errors()
+        if not lines and not errors:
             return None
-        return Chunk(source, tuple(lines), first, Position(self.identity, self.emitted), path)
+        times = tuple(splitter.times) if splitter.times is not None else None
+        return Chunk(source, tuple(lines), first, Position(self.identity, self.emitted), path, times, errors)
 
     def move_to(self, handle: Handle) -> None:
         """Continue in a byte-identical copy of this file (copytruncate)."""

@@ -16,7 +16,7 @@ from acceptmon.ingest.findings import FindingLog
 from acceptmon.metrics.collect import render
 from acceptmon.model import Record, Run
 from acceptmon.runs.batch import DecodeBatch
-from acceptmon.sources.lines import read_chunks
+from acceptmon.sources.chunks import read_chunks
 from tests.conftest import ROOT, SAMPLES
 
 ENGINES = ("llamacpp", "lmdeploy", "sglang-next", "vllm-json")

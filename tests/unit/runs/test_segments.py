@@ -13,7 +13,7 @@ from acceptmon.model import Chunk, Meta, RuntimeChange, SpecParamsUpdate
 from acceptmon.runs import RunTracker
 from acceptmon.runs.codec import run_from_dict, run_to_dict
 from acceptmon.runs.summary import describe_change
-from acceptmon.sources.lines import read_chunks
+from acceptmon.sources.chunks import read_chunks
 from acceptmon.testing import changes, synth
 from tests.conftest import ROOT
 from tests.unit.parse.test_fast_path_parity import _consumers

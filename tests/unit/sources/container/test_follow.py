@@ -29,7 +29,7 @@ def append(path: Path, *texts: str, when: str = "2026-11-30T12:00:00Z") -> None:
 
 
 def texts(chunks: list[Chunk]) -> list[tuple[str, str]]:
-    return [(c.source, line.split(" F ", 1)[1]) for c in chunks for line in c.lines]
+    return [(c.source, line) for c in chunks for line in c.lines]  # CRI unwrapped by the splitter
 
 
 class Follow:

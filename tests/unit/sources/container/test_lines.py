@@ -10,12 +10,11 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acceptmon.sources.container.lines import CRI, JSON_FILE, PLAIN, Decoder, Message, detect
+from acceptmon.sources.container.lines import CRI, JSON_FILE, PLAIN, Decoder, Message, detect, parse_time
 from acceptmon.testing import synth
+from acceptmon.testing.container import PIECE, cri, docker, split
 
 T0 = datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
-CRI_TIME = "2026-11-30T12:00:01.123456789+00:00"
-PIECE = 16 * 1024
 
 
 def long_server_args() -> str:
@@ -25,24 +24,14 @@ def long_server_args() -> str:
     return line
 
 
-def cri(text: str, stream: str = "stdout", tag: str = "F", when: str = CRI_TIME) -> str:
-    return f"{when} {stream} {tag} {text}"
-
-
 def cri_pieces(text: str, cuts: list[int], stream: str = "stdout") -> list[str]:
     bounds = [0, *sorted(set(cuts)), len(text)]
     parts = [text[a:b] for a, b in itertools.pairwise(bounds) if b > a] or [""]
     return [cri(p, stream, "P") for p in parts[:-1]] + [cri(parts[-1], stream, "F")]
 
 
-def docker(text: str, stream: str = "stdout", end: str = "\n") -> str:
-    record = {"log": text + end, "stream": stream, "time": "2026-11-30T12:00:01.123456789Z"}
-    return json.dumps(record, separators=(",", ":"))
-
-
 def docker_pieces(text: str, stream: str = "stdout") -> list[str]:
-    raw = text.encode()
-    chunks = [raw[i : i + PIECE].decode() for i in range(0, len(raw), PIECE)]
+    chunks = split(text)
     return [docker(c, stream, "") for c in chunks[:-1]] + [docker(chunks[-1], stream)]
 
 
@@ -165,13 +154,14 @@ def test_malformed_container_lines_are_counted_and_skipped() -> None:
     assert j.errors["malformed"] == len(bad_json)
 
 
-def test_runtime_times_are_parsed_with_their_zone() -> None:
+def test_runtime_times_are_kept_raw_and_parse_with_their_zone() -> None:
     (m,) = decode([cri("x", when="2026-11-30T12:00:01.123456789+02:00")])
-    assert m.time == datetime(2026, 11, 30, 12, 0, 1, 123456, tzinfo=timezone(timedelta(hours=2)))
+    assert m.time == "2026-11-30T12:00:01.123456789+02:00"
+    assert parse_time(m.time) == datetime(2026, 11, 30, 12, 0, 1, 123456, tzinfo=timezone(timedelta(hours=2)))
     (m,) = decode([cri("x", when="2026-11-30T12:00:01Z")])
-    assert m.time == datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
+    assert m.time is not None and parse_time(m.time) == datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
     (m,) = decode([docker("x")])
-    assert m.time == datetime(2026, 11, 30, 12, 0, 1, 123456, tzinfo=UTC)
+    assert m.time is not None and parse_time(m.time) == datetime(2026, 11, 30, 12, 0, 1, 123456, tzinfo=UTC)
     (m,) = decode(['{"log":"no time\\n","stream":"stderr"}'])
     assert m == Message("no time", "stderr", None)
 
@@ -190,7 +180,7 @@ def test_json_file_escapes_attrs_and_omitted_empty_log_are_read() -> None:
 def test_first_piece_time_is_the_message_time() -> None:
     lines = [cri("a", tag="P", when="2026-11-30T12:00:01Z"), cri("b", when="2026-11-30T12:00:02Z")]
     (m,) = decode(lines)
-    assert m.time == datetime(2026, 11, 30, 12, 0, 1, tzinfo=UTC)
+    assert m.time == "2026-11-30T12:00:01Z"
 
 
 def test_cri_tags_after_the_first_are_ignored_and_spaces_kept() -> None:
