@@ -1,9 +1,11 @@
 """``acceptmon report`` against ``acceptmon oneshot`` on the bench log, in one run (issue 22: ≤ 1.5×).
 
-Each command runs in a fresh process, interleaved (oneshot, report, oneshot, ...)
-so drift in the machine's load hits both alike; prints the median wall times, the
-ratio to oneshot's and the HTML's size. ``--old DIR`` also times the report of an
-older checkout (``git archive main | tar -x -C DIR``) on the same log.
+Each command runs in a fresh process, interleaved (oneshot, findings, report,
+oneshot, ...) so drift in the machine's load hits all alike; prints the median wall
+times, the ratios to oneshot's and the HTML's size. ``oneshot --format findings``
+runs the same detector over the log as the report does, so report minus findings
+is what the report adds of its own (series, plots, page). ``--old DIR`` also times
+the report of an older checkout (``git archive main | tar -x -C DIR``) on the same log.
 
     .venv/bin/python bench/report_ratio.py [--lines 1000000] [--repeat 3] [--old DIR]
 """
@@ -48,6 +50,7 @@ def main() -> int:
         oneshot = [*acceptmon, "oneshot", "--timezone", "UTC", log]
         commands = {
             "oneshot": (oneshot, ROOT),
+            "findings": ([*oneshot, "--format", "findings"], ROOT),
             "report": ([*acceptmon, "report", "--timezone", "UTC", log, "-o", f"{tmp}/new.html"], ROOT),
         }
         if args.old:
@@ -60,14 +63,15 @@ def main() -> int:
         sizes = {
             name: Path(tmp, f"{'old' if name == 'old report' else 'new'}.html").stat().st_size
             for name in runs
-            if name != "oneshot"
+            if name.endswith("report")
         }
     med = {k: statistics.median(v) for k, v in runs.items()}
     for name, secs in med.items():
         size = f", HTML {sizes[name] / 1e3:,.0f} kB" if name in sizes else ""
         print(f"{name:>10}: {secs:6.2f} s median ({args.lines / secs / 1e3:5.0f}k lines/s){size}")
-    for name in sizes:
+    for name in ["findings", *sizes]:
         print(f"{name} / oneshot time: {med[name] / med['oneshot']:.2f}x")
+    print(f"(report - findings) / oneshot time: {(med['report'] - med['findings']) / med['oneshot']:.2f}x")
     return 0
 
 
