@@ -16,9 +16,10 @@ import html
 import sys
 from datetime import tzinfo
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from acceptmon import extras
-from acceptmon.apps.report.plots import Plot
+from acceptmon.apps.report.progress import reading
 from acceptmon.apps.report.series import SeriesSink
 from acceptmon.detect.table import plain
 from acceptmon.ingest.findings import FindingLog
@@ -27,6 +28,9 @@ from acceptmon.model import Finding
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
 from acceptmon.text.printable import printable
+
+if TYPE_CHECKING:  # plots import matplotlib and numpy: only once the extra is known to be there
+    from acceptmon.apps.report.plots import Plot
 
 #: Runs in a source's table (the latest; ``acceptmon runs`` lists them all).
 TABLE_RUNS = 200
@@ -66,7 +70,9 @@ def build(
     series = SeriesSink(pipeline.tracker)
     pipeline.consumers.append(series)
     finding_log = FindingLog(pipeline)
-    for problem in read_logs(pipeline, logs):
+    with reading(logs, "report") as (counted, done):
+        problems = read_logs(pipeline, counted, done)
+    for problem in problems:
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     finding_log.detector.evaluate()
     findings: list[Finding] = list(finding_log.findings.values())

@@ -5,21 +5,25 @@ findings marked; per-run distributions side by side; acceptance against batch
 size; per-position acceptance where the engine logs it.
 
 A log of thousands of runs draws in about the time of a few: each plot is a
-handful of artists (all boundaries one collection, every run's rolling median
-one line), boxes and load curves go to the latest runs only, labels only to a
-few runs (the captions say so), and every pass over the intervals is linear.
+handful of artists (all boundaries one collection, every run's median one
+line), boxes and load curves go to the latest runs only, labels only to a few
+runs (the captions say so). A month of intervals draws in about the time of a
+day's: points are cut to the screen's columns (``downsample``) before
+matplotlib sees them, and the statistics are computed once for both themes.
 """
 
 from __future__ import annotations
 
-import bisect
 import io
-import itertools
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from acceptmon.apps.report.downsample import by_value, envelope
 from acceptmon.apps.report.mathtext import literal
 from acceptmon.apps.report.series import SourceSeries
 from acceptmon.detect.runstats import RunStats
@@ -33,6 +37,9 @@ BLUE, ORANGE, RED, GREY = "#1f77b4", "#ff7f0e", "#d62728", "#888888"
 LABELLED = 30
 #: Runs drawn against batch size (one colour and legend entry each): the latest this many.
 LOAD_RUNS = 8
+#: Figure sizes in inches at DPI dots per inch: over time takes the page's width.
+DPI = 100
+OVER_TIME, SMALL = (11.0, 4.0), (6.0, 3.6)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,18 +56,36 @@ def _render(draw: Callable[[Any, str], None], size: tuple[float, float]) -> dict
     import matplotlib.pyplot as plt
 
     out = {}
+    margins: dict[str, float] = {}
     for theme, style in THEMES.items():
         with plt.style.context(style):
-            fig, ax = plt.subplots(figsize=size, dpi=100)
+            fig, ax = plt.subplots(figsize=size, dpi=DPI)
             try:
                 draw(ax, theme)
-                fig.tight_layout()
+                # A theme changes colours, not text: the first theme's layout fits every theme.
+                if margins:
+                    fig.subplots_adjust(**margins)
+                else:
+                    fig.tight_layout()
+                    sp = fig.subplotpars
+                    margins = {"left": sp.left, "right": sp.right, "bottom": sp.bottom, "top": sp.top}
                 buf = io.BytesIO()
-                fig.savefig(buf, format="png")
-                out[theme] = buf.getvalue()
+                fig.savefig(buf, format="rgba")
+                out[theme] = _png(buf.getvalue(), fig.canvas.get_width_height())
             finally:
                 plt.close(fig)
     return out
+
+
+def _png(rgba: bytes, size: tuple[int, int]) -> bytes:
+    """A drawn figure as a 256-colour PNG: a third of a full-colour one's bytes, encoded in the
+    same time (a plot has a few colours and their anti-aliased blends; Pillow comes with matplotlib)."""
+    from PIL import Image
+
+    image = Image.frombuffer("RGBA", size, rgba).convert("RGB")
+    buf = io.BytesIO()
+    image.quantize(colors=256, method=Image.Quantize.FASTOCTREE).save(buf, format="PNG")
+    return buf.getvalue()
 
 
 def _short_keys(run: RunStats) -> str:
@@ -71,55 +96,57 @@ def _short_keys(run: RunStats) -> str:
     return f"{run.run.run_id}: " + ", ".join(names) + (f" +{len(keys) - 2}" if len(keys) > 2 else "")
 
 
-def _by_run(s: SourceSeries) -> dict[str, list[int]]:
-    """Each run's interval indices, in order of first appearance (one pass)."""
-    out: dict[str, list[int]] = {}
-    for i, rid in enumerate(s.run_id):
-        out.setdefault(rid, []).append(i)
-    return out
-
-
-def _ordinal(s: SourceSeries) -> bool:
+def _ordinal(secs: npt.NDArray[np.float64], by_run: dict[str, list[int]]) -> bool:
     """Whether to draw against interval number: when idle gaps (days between short runs) would
     squeeze every run into a sliver of a time axis."""
-    if len(s.ts) < 2:
+    if len(secs) < 2:
         return False
-    span = (s.ts[-1] - s.ts[0]).total_seconds()
-    active = sum(
-        max(0.0, (b - a).total_seconds())
-        for a, b, ra, rb in zip(s.ts, s.ts[1:], s.run_id, s.run_id[1:], strict=False)
-        if ra == rb and (b - a).total_seconds() < 600
-    )
+    span = float(secs[-1] - secs[0])
+    active = 0.0
+    for idx in by_run.values():  # gaps within a run, under 10 minutes: the time it served
+        gaps = np.diff(secs[np.asarray(idx, dtype=np.int64)])
+        active += float(gaps[(gaps > 0) & (gaps < 600)].sum())
     return span > 0 and active < 0.2 * span
 
 
-def _rolling(vals: list[float], window: int) -> list[float]:
-    return [statistics.median(vals[max(0, j - window) : j + 1]) for j in range(len(vals))]
-
-
 def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> Callable[[Any, str], None]:
-    ordinal = _ordinal(s)
-    xs: list[Any] = list(range(len(s.ts))) if ordinal else list(s.ts)
-    groups = _by_run(s)
-    # The first interval at or after a time: bisect on the running maximum (logs are mostly in order).
-    latest = list(itertools.accumulate(s.ts, max))
+    secs, groups = np.asarray(s.secs, dtype=np.float64), s.by_run
+    ordinal = _ordinal(secs, groups)
 
-    def x_of(ts: Any) -> Any:
-        return ts if not ordinal else min(bisect.bisect_left(latest, ts), len(s.ts) - 1)
+    def x_at(i: int) -> Any:
+        return i if ordinal else datetime.fromtimestamp(s.secs[i], UTC)
 
+    def x_of(ts: datetime) -> Any:
+        if not ordinal:
+            return ts
+        # The first interval at or after a time: search the running maximum (logs are mostly in order).
+        return min(int(np.searchsorted(latest, ts.timestamp())), len(s.secs) - 1)
+
+    latest = np.maximum.accumulate(secs)
     window = max(1, min(25, len(s.accept_len) // 10))
-    # Every run's rolling median as one line, broken (NaN) between runs: never across a restart.
+    where = np.arange(len(secs), dtype=np.float64) if ordinal else secs
+    env = envelope(where, s.accept_len, groups.values(), int(OVER_TIME[0] * DPI), window)
+    at = [x_at(i) for i in env.at]
+    # Every run's median as one line, broken (NaN) between runs: never across a restart.
     med_x: list[Any] = []
     med_y: list[float] = []
-    for idx in groups.values():
-        med_x += [xs[i] for i in idx] + [xs[idx[-1]]]
-        med_y += [*_rolling([s.accept_len[i] for i in idx], window), float("nan")]
-    starts = [(r, xs[groups[r.run.run_id][0]]) for r in runs if r.run.run_id in groups]
+    for start, end in zip([0, *env.ends], env.ends, strict=False):
+        med_x += [*at[start:end], at[end - 1]]
+        med_y += [*env.mid[start:end], float("nan")]
+    starts = [(r, x_at(groups[r.run.run_id][0])) for r in runs if r.run.run_id in groups]
     marked = [f for f in findings if f.first_seen is not None and f.after_accept_len is not None]
 
     def draw(ax: Any, _theme: str) -> None:
-        ax.plot(xs, s.accept_len, ".", markersize=3, color=BLUE, alpha=0.5, label="accept len per interval")
-        ax.plot(med_x, med_y, "-", color=ORANGE, linewidth=1.5, label=f"rolling median ({window + 1})")
+        # Each screen column's range as one vertical stroke; a column of one value as a dot.
+        lone = [(x, lo) for x, lo, hi in zip(at, env.lo, env.hi, strict=True) if lo == hi]
+        if len(lone) < len(at):
+            label = "accept len, min to max per screen column"
+            ax.vlines(at, env.lo, env.hi, color=BLUE, alpha=0.5, linewidth=1, label=label)
+        if lone:
+            ax.plot(
+                *zip(*lone, strict=True), ".", ms=3, color=BLUE, alpha=0.5, label="accept len per interval"
+            )
+        ax.plot(med_x, med_y, "-", color=ORANGE, linewidth=1.5, label=f"median (of {window + 1} or more)")
         if starts:
             ax.vlines(
                 [x for _, x in starts],
@@ -143,7 +170,7 @@ def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) ->
                 fontsize=7,
                 color=GREY,
             )
-        points = [(x_of(f.first_seen), f.after_accept_len, f.rule) for f in marked]
+        points = [(x_of(f.first_seen), f.after_accept_len, f.rule) for f in marked if f.first_seen]
         if points:
             many = f"{len(points)} findings" if len(points) > LABELLED else None
             ax.plot([p[0] for p in points], [p[1] for p in points], "v", color=RED, ms=9, ls="", label=many)
@@ -160,18 +187,21 @@ def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) ->
 
 
 def _served(runs: list[RunStats], s: SourceSeries) -> list[str]:
-    groups = _by_run(s)
-    return [r.run.run_id for r in runs if r.intervals and r.run.run_id in groups]
+    return [r.run.run_id for r in runs if r.intervals and r.run.run_id in s.by_run]
 
 
 def per_run(runs: list[RunStats], s: SourceSeries) -> Callable[[Any, str], None]:
-    groups = _by_run(s)
+    from matplotlib import cbook
+
     ids = _served(runs, s)[-LABELLED:]
-    data = [[s.accept_len[i] for i in groups[rid]] for rid in ids]
+    # The boxes' numbers, once for both themes: a run of a month is a million intervals.
+    lens = np.asarray(s.accept_len, dtype=np.float64)
+    data = [lens[np.asarray(s.by_run[rid], dtype=np.int64)] for rid in ids]
+    stats = cbook.boxplot_stats(data, labels=[literal(i) for i in ids]) if ids else []
 
     def draw(ax: Any, _theme: str) -> None:
-        if data:
-            ax.boxplot(data, tick_labels=[literal(i) for i in ids], showfliers=False)
+        if stats:
+            ax.bxp(stats, showfliers=False)
             if len(ids) > 12:
                 ax.tick_params(axis="x", labelrotation=90, labelsize=7)
         ax.set_xlabel("run")
@@ -182,27 +212,19 @@ def per_run(runs: list[RunStats], s: SourceSeries) -> Callable[[Any, str], None]
 
 
 def against_load(s: SourceSeries) -> Callable[[Any, str], None]:
-    groups = _by_run(s)
-    shown = list(groups)[-LOAD_RUNS:]
+    lens, running = np.asarray(s.accept_len, dtype=np.float64), np.asarray(s.running, dtype=np.int64)
+    shown = []
+    for rid, members in list(s.by_run.items())[-LOAD_RUNS:]:
+        idx = np.asarray(members, dtype=np.int64)
+        shown.append((rid, by_value(running[idx], lens[idx])))
 
     def draw(ax: Any, _theme: str) -> None:
-        for rid in shown:  # one colour per run: runs differ more than loads do
-            pts = [(s.running[i], s.accept_len[i]) for i in groups[rid]]
-            by: dict[int, list[float]] = {}
-            for n, a in pts:
-                by.setdefault(n, []).append(a)
-            xs = sorted(by)
-            line = ax.plot(
-                xs, [statistics.median(by[x]) for x in xs], "-", linewidth=1.5, label=literal(f"{rid} median")
-            )
-            ax.plot(
-                [n for n, _ in pts],
-                [a for _, a in pts],
-                ".",
-                markersize=3,
-                alpha=0.35,
-                color=line[0].get_color(),
-            )
+        for rid, (xs, lo, hi, mid) in shown:  # one colour per run: runs differ more than loads do
+            line = ax.plot(xs, mid, "-", linewidth=1.5, label=literal(f"{rid} median"))
+            colour = line[0].get_color()
+            # Each batch size's range, its ends as dots: every interval's point, without drawing each.
+            ax.vlines(xs, lo, hi, color=colour, alpha=0.25, linewidth=2)
+            ax.plot(xs + xs, lo + hi, ".", markersize=3, alpha=0.35, color=colour)
         ax.set_xlabel("#running-req (batch size)")
         ax.set_ylabel("accept length")
         ax.legend(fontsize=7)
@@ -228,9 +250,8 @@ def _latest(shown: int, total: int) -> str:
 
 
 def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> list[Plot]:
-    groups = _by_run(s)
-    served, in_series = len(_served(runs, s)), len(groups)
-    starts = sum(1 for r in runs if r.run.run_id in groups)
+    served, in_series = len(_served(runs, s)), len(s.by_run)
+    starts = sum(1 for r in runs if r.run.run_id in s.by_run)
     out = [
         Plot(
             "over-time",
@@ -241,19 +262,19 @@ def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list
                 else f"{starts} of them: the table names them"
             )
             + "; ▼ findings)",
-            _render(over_time(s, runs, findings), (11, 4)),
+            _render(over_time(s, runs, findings), OVER_TIME),
         ),
         Plot(
             "per-run",
             "Accept length per run" + _latest(min(served, LABELLED), served),
-            _render(per_run(runs, s), (6, 3.6)),
+            _render(per_run(runs, s), SMALL),
         ),
         Plot(
             "against-load",
             "Accept length against batch size" + _latest(min(in_series, LOAD_RUNS), in_series),
-            _render(against_load(s), (6, 3.6)),
+            _render(against_load(s), SMALL),
         ),
     ]
     if s.positions():
-        out.append(Plot("positions", "Acceptance per draft position", _render(positions(s), (6, 3.6))))
+        out.append(Plot("positions", "Acceptance per draft position", _render(positions(s), SMALL)))
     return out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from acceptmon.model import DecodeSample, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
@@ -12,18 +11,28 @@ from acceptmon.runs.batch import DecodeBatch
 
 @dataclass
 class SourceSeries:
-    """One source's intervals as columns (no per-line objects kept)."""
+    """One source's intervals as columns (no per-line objects kept): a Decode batch is
+    appended column by column, never interval by interval."""
 
-    ts: list[datetime] = field(default_factory=list)
+    #: Each interval's time, in epoch seconds.
+    secs: list[float] = field(default_factory=list)
     accept_len: list[float] = field(default_factory=list)
     running: list[int] = field(default_factory=list)
-    run_id: list[str] = field(default_factory=list)
+    #: Each run's interval indices, in order of first appearance.
+    by_run: dict[str, list[int]] = field(default_factory=dict)
     #: vLLM per-position acceptance, summed (and counted) per position.
     position_sum: list[float] = field(default_factory=list)
     position_n: list[int] = field(default_factory=list)
 
     def positions(self) -> list[float]:
         return [s / n for s, n in zip(self.position_sum, self.position_n, strict=True) if n]
+
+    def add(self, rid: str, secs: list[float], lens: list[float], running: list[int]) -> None:
+        start = len(self.secs)
+        self.secs += secs
+        self.accept_len += lens
+        self.running += running
+        self.by_run.setdefault(rid, []).extend(range(start, len(self.secs)))
 
 
 class SeriesSink:
@@ -43,12 +52,13 @@ class SeriesSink:
             return
         s = self.sources.setdefault(batch.source, SourceSeries())
         rid = run.run_id if run else "-"
-        for (ts, _ranks), length, running in zip(batch.stamps, lens, batch.running, strict=True):
-            if ts is not None:
-                s.ts.append(ts)
-                s.accept_len.append(length)
-                s.running.append(running)
-                s.run_id.append(rid)
+        epochs, running = batch.epochs, batch.running
+        secs = [t for t in epochs if t is not None]
+        if len(secs) == len(epochs):
+            s.add(rid, secs, lens, running)
+            return
+        kept = [i for i, t in enumerate(epochs) if t is not None]  # an interval without a time is left out
+        s.add(rid, secs, [lens[i] for i in kept], [running[i] for i in kept])
 
     def observe(self, record: Record) -> None:
         if not isinstance(record, DecodeSample | SpecSample):
@@ -65,7 +75,5 @@ class SeriesSink:
             return
         run = self._tracker.current(record.meta.source)
         s = self.sources.setdefault(record.meta.source, SourceSeries())
-        s.ts.append(record.meta.ts)
-        s.accept_len.append(record.accept_len)
-        s.running.append(record.running_req if isinstance(record, DecodeSample) else 0)
-        s.run_id.append(run.run_id if run else "-")
+        running = record.running_req if isinstance(record, DecodeSample) else 0
+        s.add(run.run_id if run else "-", [record.meta.ts.timestamp()], [record.accept_len], [running])
