@@ -146,8 +146,8 @@ def finding_metrics(
         firing[key] = max(firing.get(key, 0.0), 1.0 if f.active else 0.0)
         if f.active:
             shown.update((f.rule, f.source, *pair) for pair in change_pairs(f.diff))
-    for labels in sorted(shown):
-        changes.add_metric(list(labels), 1.0)
+    for info in sorted(shown):
+        changes.add_metric(list(info), 1.0)
     for key in sorted(firing):
         labels = [*key, hosts.get(key[1], ""), engines.get(key[1], ""), *change.get(key, ("", ""))]
         active.add_metric(labels, firing[key])
