@@ -237,3 +237,79 @@ def test_one_rollout_one_message_its_own_drop_another_a_silence_holds_resolve_on
     assert not poll_until(lambda: len(messages(slack)) > 3, 3 * GROUP_INTERVAL_S + 2, interval=0.2)
     assert len(slack.requests) == 3, [r.mode for r in slack.requests]
     print("\n\n".join(messages(slack)))
+
+
+@pytest.fixture
+def direct_agent(
+    tmp_path: Path, fleet: Fleet, alertmanager: Proc, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Proc]:
+    """The agent sending its findings to Alertmanager itself (no Prometheus rules), resending every 2 s."""
+    monkeypatch.setenv("ACCEPTMON_TEST_AM_URL", alertmanager.url)
+    config = {
+        "sources": [{"path": str(fleet.log(h)), "name": h, "host": h} for h in HOSTS[:2]],
+        "detect": {"warmup_intervals": 2, "min_before": 10, "min_after": 10, "recent": 10, "stall_s": 86400},
+        "notify": {"alertmanager": {"url_env": "ACCEPTMON_TEST_AM_URL", "renotify_s": 2}},
+    }
+    (tmp_path / "acceptmon.yaml").write_text(yaml.safe_dump(config))
+    port = free_port()
+    args = [sys.executable, "-m", "acceptmon", "run", "--listen", f"127.0.0.1:{port}"]
+    args += ["--config", str(tmp_path / "acceptmon.yaml"), "--state-dir", str(tmp_path / "state")]
+    yield from _start(args, tmp_path / "agent.out", f"http://127.0.0.1:{port}", "/healthz")
+
+
+def am_alerts(am: Proc, **labels: str) -> list[dict[str, Any]]:
+    alerts: list[dict[str, Any]] = get(f"{am.url}/api/v2/alerts")
+    return [a for a in alerts if all(a["labels"].get(k) == v for k, v in labels.items())]
+
+
+def test_the_agent_sends_to_alertmanager_itself_and_a_drop_inhibits_floor_and_drift(
+    fleet: Fleet, slack: FakeSlack, alertmanager: Proc, direct_agent: Proc
+) -> None:
+    host = HOSTS[0]
+    fleet.start([host], 1.6, speculative_draft_model_path=DRAFT_V2)
+    wait_for(lambda: am_alerts(alertmanager, alertname="AcceptanceDropAfterChange"), 60, "the agent's alert")
+    (alert,) = am_alerts(alertmanager, alertname="AcceptanceDropAfterChange")
+    assert (
+        alert["labels"]["change"] == "args.speculative_draft_model_path" and alert["labels"]["host"] == host
+    )
+    assert alert["labels"]["config_hash"] and alert["labels"]["source"] == host
+    first_end = alert["endsAt"]
+    wait_for(
+        lambda: [a["endsAt"] for a in am_alerts(alertmanager, host=host)] not in ([], [first_end]),
+        30,
+        "the agent to resend the firing alert (a later endsAt)",
+    )
+
+    # Prometheus's floor alert for the same host and source is inhibited; another host's is not.
+    def post(alertname: str, on: str) -> None:
+        body = json.dumps(
+            [{"labels": {"alertname": alertname, "host": on, "source": on, "severity": "warning"}}]
+        )
+        request = urllib.request.Request(
+            f"{alertmanager.url}/api/v2/alerts", body.encode(), {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=5) as resp:
+            assert resp.status == 200
+
+    post("AcceptanceBelowFloor", host)
+    post("AcceptanceDrift", HOSTS[1])
+
+    def inhibited() -> dict[str, bool]:
+        return {
+            a["labels"]["host"]: bool(a["status"]["inhibitedBy"])
+            for a in am_alerts(alertmanager)
+            if a["labels"]["alertname"] in ("AcceptanceBelowFloor", "AcceptanceDrift")
+        }
+
+    wait_for(lambda: inhibited() == {host: True, HOSTS[1]: False}, 30, "the floor alert inhibited")
+
+    wait_for(lambda: any("AcceptanceDropAfterChange" in m for m in messages(slack)), 30, "the drop's message")
+    fleet.start([host], 2.5)
+    wait_for(
+        lambda: any(m.startswith("[RESOLVED] AcceptanceDropAfterChange") for m in messages(slack)),
+        60,
+        "resolve",
+    )
+    resolved = next(m for m in messages(slack) if m.startswith("[RESOLVED] AcceptanceDropAfterChange"))
+    assert "args.speculative_draft_model_path" in resolved and f"• {host} ({host})" in resolved
+    assert not am_alerts(alertmanager, alertname="AcceptanceDropAfterChange")  # ended at its resolution
