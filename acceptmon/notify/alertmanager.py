@@ -12,6 +12,7 @@ configuration (``deploy/alertmanager/``) serves both paths.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -82,7 +83,7 @@ def build_alert(finding: Finding, links: Links, now: float, resend_s: float) -> 
         "endsAt": ends.isoformat(),
         "generatorURL": rendered.get("grafana", ""),
     }
-    return {"alerts": [alert]}
+    return {"alerts": [alert], "expires_after_s": RESENDS_TO_EXPIRE * resend_s if finding.active else None}
 
 
 def _before_after(finding: Finding) -> str:
@@ -100,11 +101,18 @@ def api_url(base: Secret) -> Secret:
 
 
 class AlertmanagerTransport:
-    """Posts the queued ``{"alerts": [...]}`` as the bare JSON list the v2 API takes."""
+    """Posts the queued ``{"alerts": [...]}`` as the bare JSON list the v2 API takes, a firing
+    alert's ``endsAt`` counted from the moment it is sent: one that waited in the queue while
+    Alertmanager was down must not arrive already ended."""
 
-    def __init__(self, inner: Transport) -> None:
+    def __init__(self, inner: Transport, now: Callable[[], float]) -> None:
         self._inner = inner
+        self._now = now
 
     def post(self, body: bytes, delivery_id: str) -> Response:
-        alerts = json.loads(body)["alerts"]
+        queued = json.loads(body)
+        alerts, ttl = queued["alerts"], queued.get("expires_after_s")
+        if isinstance(ttl, int | float):
+            ends = (datetime.fromtimestamp(self._now(), UTC) + timedelta(seconds=ttl)).isoformat()
+            alerts = [{**a, "endsAt": ends} for a in alerts]
         return self._inner.post(json.dumps(alerts, ensure_ascii=False).encode("utf-8"), delivery_id)

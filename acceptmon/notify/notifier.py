@@ -118,7 +118,7 @@ def build_notifier(
         if cfg.kind == "grafana":
             transport: Transport = GrafanaTransport(str(cfg.base_url), urls[cfg.name], cfg.timeout_s)
         elif cfg.kind == "alertmanager":
-            transport = AlertmanagerTransport(factory(api_url(urls[cfg.name]), cfg.timeout_s))
+            transport = AlertmanagerTransport(factory(api_url(urls[cfg.name]), cfg.timeout_s), clock.now)
         else:
             transport = factory(urls[cfg.name], cfg.timeout_s)
         directory = Path(str(root)) / cfg.name

@@ -75,13 +75,13 @@ def send_test_message(
         return False, "\n".join(exc.problems)
     clock = clock or SystemClock()
     factory = transport_factory or HttpTransport
-    results = [_send_one(c, _transport(c, urls[c.name], factory), clock) for c in config.channels()]
+    results = [_send_one(c, _transport(c, urls[c.name], factory, clock), clock) for c in config.channels()]
     return all(ok for ok, _ in results), "\n".join(text for _, text in results)
 
 
-def _transport(channel: ChannelSettings, url: Secret, factory: TransportFactory) -> Transport:
+def _transport(channel: ChannelSettings, url: Secret, factory: TransportFactory, clock: Clock) -> Transport:
     if channel.kind == "alertmanager":
-        return AlertmanagerTransport(factory(api_url(url), channel.timeout_s))
+        return AlertmanagerTransport(factory(api_url(url), channel.timeout_s), clock.now)
     return factory(url, channel.timeout_s)
 
 

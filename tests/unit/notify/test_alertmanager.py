@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acceptmon.clock import ManualClock
 from acceptmon.model import ConfigDiff, Finding
 from acceptmon.notify import build_notifier, parse_checked, parse_notify_settings, send_test_message
 from acceptmon.notify.secret import Secret
-from acceptmon.notify.transport import Response
+from acceptmon.notify.transport import HttpTransport, Response
+from tests.support.slack_server import FakeSlack
 
 ENV = "ACCEPTMON_TEST_AM"
 T0 = datetime(2026, 1, 1, 12, tzinfo=UTC)
@@ -23,11 +27,12 @@ class FakeTransport:
     def __init__(self, url: Secret, timeout_s: float) -> None:
         self.url = url.reveal()
         self.posts: list[Any] = []
+        self.answers: list[Response] = []  # scripted replies, then 200
         TRANSPORTS.append(self)
 
     def post(self, body: bytes, delivery_id: str) -> Response:
         self.posts.append(json.loads(body))
-        return Response(200, "")
+        return self.answers.pop(0) if self.answers else Response(200, "")
 
 
 TRANSPORTS: list[FakeTransport] = []
@@ -127,3 +132,24 @@ def test_a_resolved_finding_never_announced_is_not_sent(tmp_path: Path) -> None:
     n = notifier(tmp_path, clock)
     n.notify(replace(finding(active=False)))
     assert n.step() is None and not TRANSPORTS[0].posts
+
+
+def test_a_firing_alert_delayed_by_an_outage_arrives_with_its_end_ahead(tmp_path: Path) -> None:
+    clock = ManualClock(T0.timestamp())
+    n = notifier(tmp_path, clock, renotify_s=60, retry_base_s=100, retry_max_s=100)
+    (transport,) = TRANSPORTS
+    transport.answers.append(Response(503, "down"))
+    n.notify(finding())
+    drain(n, clock)
+    sent_at = clock.now()
+    assert sent_at - T0.timestamp() >= 50 and len(transport.posts) == 2
+    assert datetime.fromisoformat(transport.posts[1][0]["endsAt"]).timestamp() == pytest.approx(sent_at + 240)
+
+
+def test_basic_auth_in_the_url_is_sent_as_a_header_and_never_shown() -> None:
+    with FakeSlack() as fake:
+        url = fake.url.replace("http://", "http://alert%40ops:s3cr%3At@")
+        response = HttpTransport(Secret(url), 5.0).post(b'{"text": "x"}', "id")
+        assert response.status == 200, response
+        (received,) = fake.requests
+        assert received.headers["Authorization"] == "Basic " + base64.b64encode(b"alert@ops:s3cr:t").decode()
