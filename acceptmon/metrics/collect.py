@@ -184,6 +184,11 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
         "clipped values before and after (always 1): what alert annotations show.",
         ("rule", "source", "key", "before", "after"),
     ),
+    _g(
+        "acceptmon_finding_accept_length",
+        "A firing drop's median accept length before and after (when), as the finding measured it.",
+        ("rule", "source", "when"),
+    ),
     _c("acceptmon_findings", "Findings raised.", ("rule", "source", "severity")),
     _c(
         "acceptmon_notifications",

@@ -3,6 +3,7 @@ HTTP; and the /healthz verdict."""
 
 from __future__ import annotations
 
+import math
 import platform
 import time
 from collections.abc import Iterator, Mapping
@@ -139,6 +140,7 @@ def finding_metrics(
     #: The change of each (rule, source, severity): the firing finding's, else the latest one's.
     change: dict[tuple[str, str, str], tuple[str, str]] = {}
     shown: set[tuple[str, ...]] = set()
+    medians: dict[tuple[str, str, str], float] = {}
     for f in findings:
         key: tuple[str, str, str] = (f.rule, f.source, str(f.severity))
         if f.active or firing.get(key, 0.0) == 0.0:
@@ -146,13 +148,19 @@ def finding_metrics(
         firing[key] = max(firing.get(key, 0.0), 1.0 if f.active else 0.0)
         if f.active:
             shown.update((f.rule, f.source, *pair) for pair in change_pairs(f.diff))
+            sides = (("before", f.before_accept_len), ("after", f.after_accept_len))
+            medians.update({(f.rule, f.source, w): v for w, v in sides if v is not None and math.isfinite(v)})
     for info in sorted(shown):
         changes.add_metric(list(info), 1.0)
+    lengths = _fam("acceptmon_finding_accept_length")
+    for side, value in sorted(medians.items()):
+        lengths.add_metric(list(side), value)
     for key in sorted(firing):
         labels = [*key, hosts.get(key[1], ""), engines.get(key[1], ""), *change.get(key, ("", ""))]
         active.add_metric(labels, firing[key])
     yield active
     yield changes
+    yield lengths
     total = _fam("acceptmon_findings")
     for key in sorted(raised):
         total.add_metric(list(key), float(raised[key]))

@@ -20,7 +20,7 @@ DRAFT = ConfigDiff(
 def drop(diff: ConfigDiff | None, active: bool = True, run: str = "r2") -> Finding:
     return Finding(
         "acceptance_drop_after_change", "critical", "a", run, "r1", "x", TS, f"k{run}",
-        diff=diff, active=active, config_hash="9c1d0e7a55aa0b11",
+        diff=diff, active=active, config_hash="9c1d0e7a55aa0b11", before_accept_len=2.4, after_accept_len=1.57,
     )  # fmt: skip
 
 
@@ -47,7 +47,8 @@ def test_values_are_shown_only_redacted() -> None:
 
 
 def test_finding_active_carries_change_and_hash_and_the_values_their_info_series() -> None:
-    active, info, _ = list(finding_metrics([drop(DRAFT)], {}, {"a": "gpu-1"}, {}))
+    active, info, lengths, _ = list(finding_metrics([drop(DRAFT)], {}, {"a": "gpu-1"}, {}))
+    assert {s.labels["when"]: s.value for s in lengths.samples} == {"before": 2.4, "after": 1.57}
     (sample,) = active.samples
     assert sample.labels["change"] == change_label(DRAFT)
     assert sample.labels["config_hash"] == "9c1d0e7a55aa0b11" and sample.value == 1.0
@@ -60,12 +61,12 @@ def test_finding_active_carries_change_and_hash_and_the_values_their_info_series
 
 def test_a_resolved_finding_keeps_its_labels_at_zero_and_drops_its_values() -> None:
     raised = {("acceptance_drop_after_change", "a", "critical"): 1}
-    active, info, _ = list(finding_metrics([drop(DRAFT, active=False)], raised, {}, {}))
+    active, info, lengths, _ = list(finding_metrics([drop(DRAFT, active=False)], raised, {}, {}))
     (sample,) = active.samples
     assert sample.value == 0.0 and sample.labels["change"] == change_label(DRAFT)
-    assert not info.samples
+    assert not info.samples and not lengths.samples
     # A firing finding's change wins over a resolved one of the same rule and source.
     other = ConfigDiff(changed=(("tp_size", 2, 4),))
-    active, _, _ = list(finding_metrics([drop(DRAFT, False, "r2"), drop(other, True, "r3")], raised, {}, {}))
+    active, *_ = list(finding_metrics([drop(DRAFT, False, "r2"), drop(other, True, "r3")], raised, {}, {}))
     (sample,) = active.samples
     assert (sample.labels["change"], sample.value) == ("tp_size", 1.0)

@@ -43,7 +43,12 @@ def test_wrong_values_and_misplaced_keys_are_problems() -> None:
         from_mapping(
             {
                 "sources": [
-                    {"path": "kubernetes:", "namespaces": [1], "path_map": {"models": "/mnt"}, "handover_s": -1},
+                    {
+                        "path": "kubernetes:",
+                        "namespaces": [1],
+                        "path_map": {"models": "/mnt"},
+                        "handover_s": -1,
+                    },
                     {"path": "/var/log/sglang.log", "pod_prefix": "x"},
                     {"path": "docker:", "pod_prefix": 3},
                 ]
