@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acceptmon.model import ConfigDiff, Finding
+from acceptmon.model import ConfigDiff
 from acceptmon.text.printable import printable
 from acceptmon.text.redact import redact_text
 
@@ -57,11 +57,6 @@ def change_pairs(diff: ConfigDiff | None) -> list[tuple[str, str, str]]:
     pairs += [(_key(k), "", _value(v)) for k, v in diff.added]
     pairs += [(_key(k), _value(v), "") for k, v in diff.removed]
     return pairs[:MAX_KEYS]
-
-
-def finding_change(finding: Finding) -> str:
-    """The ``change`` label of a finding: empty unless a config change is named."""
-    return change_label(finding.diff)
 
 
 def _key(key: str) -> str:
