@@ -395,6 +395,9 @@ class Finding:
     measure_note: str = ""
     before_per_token: float | None = None
     after_per_token: float | None = None
+    #: The hash of the config of the run the finding is about (the agent fills it in), so
+    #: alerts from hosts that rolled out one config group together.
+    config_hash: str = ""
 
     def changed_keys(self) -> list[str]:
         return self.diff.keys() if self.diff else []

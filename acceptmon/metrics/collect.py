@@ -176,8 +176,20 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
     ),
     _g(
         "acceptmon_finding_active",
-        "1 while a finding of this rule is firing for the source.",
-        ("rule", "source", "severity", "host", "engine"),
+        "1 while a finding of this rule is firing for the source; change names the changed config "
+        "keys (keys only, bounded) and config_hash the run's config, so alerts group by rollout.",
+        ("rule", "source", "severity", "host", "engine", "change", "config_hash"),
+    ),
+    _g(
+        "acceptmon_finding_change_info",
+        "One sample per changed config key of a firing finding (at most 8), with its redacted, "
+        "clipped values before and after (always 1): what alert annotations show.",
+        ("rule", "source", "key", "before", "after"),
+    ),
+    _g(
+        "acceptmon_finding_accept_length",
+        "A firing drop's median accept length before and after (when), as the finding measured it.",
+        ("rule", "source", "when"),
     ),
     _c("acceptmon_findings", "Findings raised.", ("rule", "source", "severity")),
     _c(

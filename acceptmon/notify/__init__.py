@@ -8,6 +8,7 @@ The public surface the CLI and pipeline wire in:
 - ``NotifyWorker(notifier)`` → background thread (``start``, ``notify``, ``stop``)
 - ``send_test_message(config)`` → ``(ok, message)`` for ``acceptmon notify-test``
 - ``build_slack_message`` / ``validate_blocks`` / ``build_webhook_payload``
+- ``notify.alertmanager``: findings posted to Alertmanager's v2 API (``alertmanager.py``)
 """
 
 from acceptmon.notify.blockkit import validate_blocks

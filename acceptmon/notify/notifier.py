@@ -14,6 +14,7 @@ from typing import Any
 
 from acceptmon.clock import Clock, SystemClock
 from acceptmon.model import Finding, Run
+from acceptmon.notify.alertmanager import AlertmanagerTransport, api_url, build_alert
 from acceptmon.notify.dedupe import State
 from acceptmon.notify.grafana import GrafanaTransport, finding_annotation, run_annotation
 from acceptmon.notify.queue import DeliveryQueue, Policy, QueueStats
@@ -34,7 +35,12 @@ RENDERERS: dict[str, Renderer] = {
     "webhook": build_webhook_payload,
     "grafana": finding_annotation,
 }
-_ID_FIELDS: dict[str, str | None] = {"slack": None, "webhook": "delivery_id", "grafana": None}
+_ID_FIELDS: dict[str, str | None] = {
+    "slack": None,
+    "webhook": "delivery_id",
+    "grafana": None,
+    "alertmanager": None,
+}
 #: Channels that also record run starts and config changes (not only findings).
 _RUN_EVENTS = {"grafana"}
 
@@ -43,6 +49,11 @@ _RUN_EVENTS = {"grafana"}
 class Channel:
     config: ChannelSettings
     queue: DeliveryQueue
+
+    def render(self, finding: Finding, now: float) -> dict[str, Any]:
+        if self.config.kind == "alertmanager":  # endsAt depends on how often it is resent
+            return build_alert(finding, self.config.links, now, self.config.renotify_s)
+        return RENDERERS[self.config.kind](finding, self.config.links, now)
 
 
 class Notifier:
@@ -56,7 +67,7 @@ class Notifier:
         state: State = "firing" if finding.active else "resolved"
         for channel in self.channels:
             try:
-                body = RENDERERS[channel.config.kind](finding, channel.config.links, self._clock.now())
+                body = channel.render(finding, self._clock.now())
             except Exception as exc:  # a rendering bug must not stop ingestion
                 channel.queue.drop(f"cannot render: {type(exc).__name__}: {self.scrub(str(exc))[:200]}")
                 continue
@@ -106,6 +117,8 @@ def build_notifier(
         policy = Policy(cfg.min_interval_s, cfg.renotify_s, cfg.max_queue, cfg.retry_base_s, cfg.retry_max_s)
         if cfg.kind == "grafana":
             transport: Transport = GrafanaTransport(str(cfg.base_url), urls[cfg.name], cfg.timeout_s)
+        elif cfg.kind == "alertmanager":
+            transport = AlertmanagerTransport(factory(api_url(urls[cfg.name]), cfg.timeout_s), clock.now)
         else:
             transport = factory(urls[cfg.name], cfg.timeout_s)
         directory = Path(str(root)) / cfg.name

@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from acceptmon.clock import Clock, SystemClock
 from acceptmon.model import ConfigDiff, Finding
+from acceptmon.notify.alertmanager import AlertmanagerTransport, api_url, build_alert
 from acceptmon.notify.blockkit import validate_blocks
 from acceptmon.notify.notifier import RENDERERS, TransportFactory
+from acceptmon.notify.secret import Secret
 from acceptmon.notify.settings import ChannelSettings, NotifySettings, NotifySettingsError
 from acceptmon.notify.transport import HttpTransport, Response, Transport, classify
 from acceptmon.notify.urls import resolve_urls
@@ -72,12 +75,24 @@ def send_test_message(
         return False, "\n".join(exc.problems)
     clock = clock or SystemClock()
     factory = transport_factory or HttpTransport
-    results = [_send_one(c, factory(urls[c.name], c.timeout_s), clock) for c in config.channels()]
+    results = [_send_one(c, _transport(c, urls[c.name], factory, clock), clock) for c in config.channels()]
     return all(ok for ok, _ in results), "\n".join(text for _, text in results)
 
 
+def _transport(channel: ChannelSettings, url: Secret, factory: TransportFactory, clock: Clock) -> Transport:
+    if channel.kind == "alertmanager":
+        return AlertmanagerTransport(factory(api_url(url), channel.timeout_s), clock.now)
+    return factory(url, channel.timeout_s)
+
+
 def _send_one(channel: ChannelSettings, transport: Transport, clock: Clock) -> tuple[bool, str]:
-    body = RENDERERS[channel.kind](sample_finding(clock.now()), channel.links, clock.now())
+    sample = sample_finding(clock.now())
+    if channel.kind == "alertmanager":
+        # Sent already resolved: Alertmanager accepts and stores it, and pages nobody.
+        done = replace(sample, active=False, resolved_at=sample.first_seen)
+        body = build_alert(done, channel.links, clock.now(), channel.renotify_s)
+    else:
+        body = RENDERERS[channel.kind](sample, channel.links, clock.now())
     if channel.kind == "slack" and (problems := validate_blocks(body)):
         return False, f"{channel.name}: sample message breaks Slack limits: {'; '.join(problems)}"
     data = json.dumps(body, ensure_ascii=False).encode("utf-8")

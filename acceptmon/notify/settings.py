@@ -15,6 +15,8 @@ the only fatal error), and no message ever quotes a webhook URL.
       grafana:                                  # annotations: run starts, config changes, findings
         url: https://grafana.example.com        # not a secret; the token is
         token_env: ACCEPTMON_GRAFANA_TOKEN        # or token_file: /etc/...
+      alertmanager:                             # POST /api/v2/alerts, resent every renotify_s (60)
+        url_env: ACCEPTMON_ALERTMANAGER_URL     # or url_file; the base URL, may hold basic auth
 """
 
 from __future__ import annotations
@@ -29,14 +31,17 @@ from acceptmon.notify.links import template_problems
 from acceptmon.text.redact import redact_text
 from acceptmon.text.suggest import unknown_keys
 
-Kind = Literal["slack", "webhook", "grafana"]
+Kind = Literal["slack", "webhook", "grafana", "alertmanager"]
 
 #: Where each channel's secret comes from: the webhook URL, or Grafana's API token.
 _URL_KEYS: dict[str, tuple[str, str]] = {
     "slack": ("webhook_url_env", "webhook_url_file"),
     "webhook": ("url_env", "url_file"),
     "grafana": ("token_env", "token_file"),
+    "alertmanager": ("url_env", "url_file"),
 }
+#: Alertmanager wants firing alerts resent (as Prometheus does every minute) and takes them in bursts.
+_ALERTMANAGER_DEFAULTS = {"renotify_s": 60.0, "min_interval_s": 0.0}
 _NUMBERS: dict[str, tuple[type, float]] = {  # key -> (type, smallest allowed)
     "min_interval_s": (float, 0.0),
     "renotify_s": (float, 0.0),
@@ -94,9 +99,10 @@ class NotifySettings:
     webhook: ChannelSettings | None = None
     state_dir: str | None = None
     grafana: ChannelSettings | None = None
+    alertmanager: ChannelSettings | None = None
 
     def channels(self) -> list[ChannelSettings]:
-        return [c for c in (self.slack, self.webhook, self.grafana) if c is not None]
+        return [c for c in (self.slack, self.webhook, self.grafana, self.alertmanager) if c is not None]
 
 
 def parse_notify_settings(section: Any) -> NotifySettings:
@@ -118,17 +124,20 @@ def _parse(section: Any) -> tuple[NotifySettings, list[str]]:
         return NotifySettings(), []
     if not isinstance(section, Mapping):
         return NotifySettings(), ["notify: must be a mapping"]
-    keys = ("slack", "webhook", "grafana", "state_dir")
-    problems = unknown_keys(section, keys, "notify")
+    kinds: tuple[Kind, ...] = ("slack", "webhook", "grafana", "alertmanager")
+    problems = unknown_keys(section, (*kinds, "state_dir"), "notify")
     channels: dict[str, ChannelSettings | None] = {}
-    for kind in ("slack", "webhook", "grafana"):
+    for kind in kinds:
         raw = section.get(kind)
         channels[kind] = None if raw is None else _channel(kind, raw, problems)
     state_dir = section.get("state_dir")
     if state_dir is not None and not isinstance(state_dir, str):
         problems.append("notify.state_dir: must be a path string")
         state_dir = None
-    return NotifySettings(channels["slack"], channels["webhook"], state_dir, channels["grafana"]), problems
+    parsed = NotifySettings(
+        channels["slack"], channels["webhook"], state_dir, channels["grafana"], channels["alertmanager"]
+    )
+    return parsed, problems
 
 
 def _channel(kind: Kind, raw: Any, problems: list[str]) -> ChannelSettings:
@@ -157,6 +166,8 @@ def _channel(kind: Kind, raw: Any, problems: list[str]) -> ChannelSettings:
         problems.append(f"{where}.allow_insecure_localhost: must be true or false")
         insecure = False
     numbers = {k: _number(raw, k, where, problems) for k in _NUMBERS if k in raw}
+    if kind == "alertmanager":
+        numbers = {**_ALERTMANAGER_DEFAULTS, **numbers}
     links = _links(raw.get("links"), f"{where}.links", problems)
     base = _text(raw, "url", where, problems) if kind == "grafana" else None
     if kind == "grafana" and base is None and "url" not in raw:

@@ -8,6 +8,7 @@ message or attributes might hold the URL.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import http.client
 import socket
@@ -16,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Literal, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from acceptmon import __version__
 from acceptmon.notify.secret import Secret
@@ -109,6 +110,11 @@ class HttpTransport:
         }
         if self._bearer is not None:
             headers["Authorization"] = f"Bearer {self._bearer.reveal()}"
+        elif (
+            parts.username is not None
+        ):  # http.client ignores a URL's user:password@ (Alertmanager behind basic auth)
+            pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+            headers["Authorization"] = f"Basic {base64.b64encode(pair).decode('ascii')}"
         query = query or parts.query
         target = parts.path + (f"?{query}" if query else "")
         expired = threading.Event()

@@ -59,9 +59,12 @@ def parse_checked(section: Any, env: Mapping[str, str] | None = None) -> tuple[N
 
 
 def _load(channel: ChannelSettings, env: Mapping[str, str]) -> tuple[Secret | None, list[str]]:
-    label = {"slack": "slack webhook URL", "webhook": "webhook URL", "grafana": "grafana API token"}[
-        channel.kind
-    ]
+    label = {
+        "slack": "slack webhook URL",
+        "webhook": "webhook URL",
+        "grafana": "grafana API token",
+        "alertmanager": "alertmanager URL",
+    }[channel.kind]
     what = f"{label} from {origin(channel)}"
     if channel.url_env:
         value = env.get(channel.url_env, "")
@@ -115,6 +118,11 @@ def url_problems(channel: ChannelSettings, url: Secret, what: str) -> list[str]:
     if channel.kind == "slack":
         ok = parts.scheme == "https" and host in _SLACK_HOSTS and parts.path.startswith("/services/")
         expected = "an https://hooks.slack.com/services/... URL"
+    elif channel.kind == "alertmanager":
+        # Alertmanager often listens in-cluster without TLS; credentials only ever go over https.
+        plain_ok = parts.scheme == "http" and not (parts.username or parts.password)
+        ok = bool(host) and (parts.scheme == "https" or plain_ok) and not parts.query
+        expected = "Alertmanager's base URL (https://, or http:// without credentials; no query)"
     else:
         ok = parts.scheme == "https" and bool(host)
         expected = "an https:// URL"

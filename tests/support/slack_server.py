@@ -114,8 +114,8 @@ class FakeSlack:
             mode = self.script.popleft() if self.script else self.default
             if path != self.path:
                 mode = "no_service"
-            elif mode == "ok" and not (body and body.get("text")):
-                mode = "400"  # Slack: no_text / invalid_payload
+            elif mode == "ok" and not (body and (body.get("text") or body.get("attachments"))):
+                mode = "400"  # Slack: no_text / invalid_payload (Alertmanager sends attachments only)
             self.requests.append(Received(time.monotonic(), mode, body, headers))
             return mode
 

@@ -272,4 +272,11 @@ class Agent:
         return findings
 
     def _identify(self, f: Finding) -> Finding:
-        return announce.identify(f, self.origins.identities, self.sources, self.pipeline.store)
+        return announce.identify(
+            f, self.origins.identities, self.sources, self.pipeline.store, self._config_hash
+        )
+
+    def _config_hash(self, source: str, run_id: str) -> str:
+        """The config hash of run ``run_id`` of ``source`` while the tracker remembers it."""
+        run = next((r for r in reversed(self.tracker.runs(source)) if r.run_id == run_id), None)
+        return run.config.hash if run is not None and run.config is not None else ""

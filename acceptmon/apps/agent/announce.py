@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -120,15 +120,23 @@ class Announcer:
 
 
 def identify(
-    f: Finding, identities: Mapping[str, SourceIdentity], configured: Collection[str], store: Store
+    f: Finding,
+    identities: Mapping[str, SourceIdentity],
+    configured: Collection[str],
+    store: Store,
+    config_hash: Callable[[str, str], str] | None = None,
 ) -> Finding:
-    """The finding with its source's host, labels and engine (the detector knows none)."""
+    """The finding with its source's host, labels, engine and its run's config hash (the
+    detector knows none); ``config_hash(source, run_id)`` is "" for a run no longer known."""
     name = config_name(f.source, configured)
     identity = identities.get(f.source) or (identities.get(name) if name else None)
     stats = store.sources.get(f.source)
     engine = stats.engine if stats is not None else f.engine
     if engine != f.engine:
         f = replace(f, engine=engine)
+    found = config_hash(f.source, f.run_id) if config_hash is not None else ""
+    if found and found != f.config_hash:
+        f = replace(f, config_hash=found)
     if identity is None or (f.host == identity.host and f.labels == identity.labels):
         return f
     return replace(f, host=identity.host, labels=identity.labels)

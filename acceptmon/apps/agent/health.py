@@ -3,6 +3,7 @@ HTTP; and the /healthz verdict."""
 
 from __future__ import annotations
 
+import math
 import platform
 import time
 from collections.abc import Iterator, Mapping
@@ -14,6 +15,7 @@ from acceptmon import __version__
 from acceptmon.apps.agent.web.routes import HttpError
 from acceptmon.metrics.collect import BY_NAME, family
 from acceptmon.model import Finding
+from acceptmon.notify.change import change_label, change_pairs
 from acceptmon.sources.base import SourceHealth
 
 
@@ -133,14 +135,32 @@ def finding_metrics(
     """``hosts`` and ``engines`` map a source to its host and inference server (the ``host``
     and ``engine`` labels of ``acceptmon_finding_active``)."""
     hosts, engines = hosts or {}, engines or {}
-    active = _fam("acceptmon_finding_active")
+    active, changes = _fam("acceptmon_finding_active"), _fam("acceptmon_finding_change_info")
     firing: dict[tuple[str, str, str], float] = dict.fromkeys(raised, 0.0)
+    #: The change of each (rule, source, severity): the firing finding's, else the latest one's.
+    change: dict[tuple[str, str, str], tuple[str, str]] = {}
+    shown: set[tuple[str, ...]] = set()
+    medians: dict[tuple[str, str, str], float] = {}
     for f in findings:
         key: tuple[str, str, str] = (f.rule, f.source, str(f.severity))
+        if f.active or firing.get(key, 0.0) == 0.0:
+            change[key] = (change_label(f.diff), f.config_hash)
         firing[key] = max(firing.get(key, 0.0), 1.0 if f.active else 0.0)
+        if f.active:
+            shown.update((f.rule, f.source, *pair) for pair in change_pairs(f.diff))
+            sides = (("before", f.before_accept_len), ("after", f.after_accept_len))
+            medians.update({(f.rule, f.source, w): v for w, v in sides if v is not None and math.isfinite(v)})
+    for info in sorted(shown):
+        changes.add_metric(list(info), 1.0)
+    lengths = _fam("acceptmon_finding_accept_length")
+    for side, value in sorted(medians.items()):
+        lengths.add_metric(list(side), value)
     for key in sorted(firing):
-        active.add_metric([*key, hosts.get(key[1], ""), engines.get(key[1], "")], firing[key])
+        labels = [*key, hosts.get(key[1], ""), engines.get(key[1], ""), *change.get(key, ("", ""))]
+        active.add_metric(labels, firing[key])
     yield active
+    yield changes
+    yield lengths
     total = _fam("acceptmon_findings")
     for key in sorted(raised):
         total.add_metric(list(key), float(raised[key]))
