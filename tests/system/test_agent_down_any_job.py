@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from acceptmon.testing import synth
-from tests.support.tools import free_port, require_tool
+from tests.support.procs import Proc, run_prometheus, start_process
+from tests.support.tools import free_port
 from tests.support.wait import wait_for
-from tests.system.test_deploy import RULES, START, Proc, _start, api, decode_lines
+from tests.system.test_deploy import RULES, START, api, decode_lines
 
 JOB = "acceptmon/acceptmon"  # a PodMonitor's job: <namespace>/<name>
 
@@ -29,7 +29,7 @@ def agent(tmp_path: Path) -> Iterator[Proc]:
     port = free_port()
     args = [sys.executable, "-m", "acceptmon", "run", "--listen", f"127.0.0.1:{port}"]
     args += ["--state-dir", str(tmp_path / "state"), str(log)]
-    yield from _start(args, tmp_path / "agent.out", f"http://127.0.0.1:{port}", "/healthz")
+    yield from start_process(args, tmp_path / "agent.out", f"http://127.0.0.1:{port}", "/healthz")
 
 
 @pytest.fixture
@@ -47,12 +47,7 @@ def prometheus(tmp_path: Path, agent: Proc) -> Iterator[Proc]:
             }
         ],
     }
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-    port = free_port()
-    args = [require_tool("prometheus"), f"--config.file={tmp_path / 'prometheus.yml'}"]
-    args += [f"--storage.tsdb.path={tmp_path / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}"]
-    args += ["--log.level=warn"]
-    yield from _start(args, tmp_path / "prometheus.out", f"http://127.0.0.1:{port}", "/-/ready")
+    yield from run_prometheus(tmp_path, config)
 
 
 def instances(prom: Proc, expr: str) -> set[str]:

@@ -27,10 +27,11 @@ import yaml
 
 from acceptmon.testing import synth
 from tests.conftest import ROOT
+from tests.support.procs import Proc, run_prometheus, start_process
 from tests.support.slack_server import FakeSlack
 from tests.support.tools import free_port, require_tool
 from tests.support.wait import poll_until, wait_for
-from tests.system.test_deploy import RULES, Proc, _start
+from tests.system.test_deploy import RULES
 
 pytestmark = pytest.mark.system
 
@@ -108,7 +109,7 @@ def agent(tmp_path: Path, fleet: Fleet) -> Iterator[Proc]:
     port = free_port()
     args = [sys.executable, "-m", "acceptmon", "run", "--listen", f"127.0.0.1:{port}"]
     args += ["--config", str(tmp_path / "acceptmon.yaml"), "--state-dir", str(tmp_path / "state")]
-    yield from _start(args, tmp_path / "agent.out", f"http://127.0.0.1:{port}", "/healthz")
+    yield from start_process(args, tmp_path / "agent.out", f"http://127.0.0.1:{port}", "/healthz")
 
 
 @pytest.fixture
@@ -130,7 +131,7 @@ def alertmanager(tmp_path: Path, slack: FakeSlack) -> Iterator[Proc]:
     args = [alertmanager_binary(), f"--config.file={tmp_path / 'alertmanager.yml'}"]
     args += [f"--storage.path={tmp_path / 'am'}", f"--web.listen-address=127.0.0.1:{port}"]
     args += ["--cluster.listen-address=", "--log.level=warn"]
-    yield from _start(args, tmp_path / "alertmanager.out", f"http://127.0.0.1:{port}", "/-/ready")
+    yield from start_process(args, tmp_path / "alertmanager.out", f"http://127.0.0.1:{port}", "/-/ready")
 
 
 @pytest.fixture
@@ -149,12 +150,7 @@ def prometheus(tmp_path: Path, agent: Proc, alertmanager: Proc) -> Iterator[Proc
             }
         ],
     }
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-    port = free_port()
-    args = [require_tool("prometheus"), f"--config.file={tmp_path / 'prometheus.yml'}"]
-    args += [f"--storage.tsdb.path={tmp_path / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}"]
-    args += ["--log.level=warn"]
-    yield from _start(args, tmp_path / "prometheus.out", f"http://127.0.0.1:{port}", "/-/ready")
+    yield from run_prometheus(tmp_path, config)
 
 
 def get(url: str) -> Any:
@@ -256,7 +252,7 @@ def direct_agent(
     port = free_port()
     args = [sys.executable, "-m", "acceptmon", "run", "--listen", f"127.0.0.1:{port}"]
     args += ["--config", str(tmp_path / "acceptmon.yaml"), "--state-dir", str(tmp_path / "state")]
-    yield from _start(args, tmp_path / "agent.out", f"http://127.0.0.1:{port}", "/healthz")
+    yield from start_process(args, tmp_path / "agent.out", f"http://127.0.0.1:{port}", "/healthz")
 
 
 def am_alerts(am: Proc, **labels: str) -> list[dict[str, Any]]:

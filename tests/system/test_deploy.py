@@ -13,7 +13,6 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import yaml
 
 from acceptmon.testing import synth
 from tests.conftest import ROOT
+from tests.support.procs import Proc, run_prometheus, start_process
 from tests.support.sshd import free_port
 from tests.support.tools import require_tool
 from tests.support.wait import wait_for
@@ -98,45 +98,6 @@ def test_systemd_rates_the_unit_hardened(tmp_path: Path) -> None:
 # --- a real Prometheus scraping a real agent -----------------------------------------
 
 
-@dataclass
-class Proc:
-    popen: subprocess.Popen[bytes]
-    log: Path
-    url: str
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
-
-    def stop(self) -> int:
-        if self.popen.poll() is None:
-            self.popen.terminate()
-            try:
-                return self.popen.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-        return self.popen.wait()
-
-
-def _start(args: list[str], log: Path, url: str, ready_path: str) -> Iterator[Proc]:
-    with log.open("wb") as out:
-        popen = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    proc = Proc(popen, log, url)
-    try:
-
-        def ready() -> bool:
-            assert popen.poll() is None, f"{args[0]} exited early:\n{proc.output()}"
-            try:
-                with urllib.request.urlopen(url + ready_path, timeout=1) as resp:
-                    return bool(resp.status == 200)
-            except OSError:
-                return False
-
-        wait_for(ready, 30, f"{args[0]} to answer {ready_path}", interval=0.1)
-        yield proc
-    finally:
-        proc.stop()
-
-
 START = datetime.now().replace(microsecond=0) - timedelta(minutes=10)
 
 
@@ -154,12 +115,11 @@ def agent(tmp_path: Path) -> Iterator[Proc]:
     port = free_port()
     args = [sys.executable, "-m", "acceptmon", "run", "--listen", f"127.0.0.1:{port}"]
     args += ["--state-dir", str(tmp_path / "state"), str(log)]
-    yield from _start(args, tmp_path / "agent.out", f"http://127.0.0.1:{port}", "/healthz")
+    yield from start_process(args, tmp_path / "agent.out", f"http://127.0.0.1:{port}", "/healthz")
 
 
 def _prometheus(tmp_path: Path, target: str) -> Iterator[Proc]:
     """Prometheus with the shipped rules and the shipped job pointed at ``target``, 1 s cycles."""
-    binary = require_tool("prometheus")
     shipped = yaml.safe_load((PROM_DIR / "prometheus.yml").read_text())
     job = next(j for j in shipped["scrape_configs"] if j["job_name"] == "acceptmon")
     job.pop("file_sd_configs", None)
@@ -169,15 +129,7 @@ def _prometheus(tmp_path: Path, target: str) -> Iterator[Proc]:
         "rule_files": [str(RULES)],
         "scrape_configs": [job],
     }
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-    port = free_port()
-    args = [
-        binary,
-        f"--config.file={tmp_path / 'prometheus.yml'}",
-        f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-    ]
-    args += [f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"]
-    yield from _start(args, tmp_path / "prometheus.out", f"http://127.0.0.1:{port}", "/-/ready")
+    yield from run_prometheus(tmp_path, config)
 
 
 @pytest.fixture
