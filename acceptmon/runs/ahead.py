@@ -57,7 +57,8 @@ class AheadGuard:
         """Replace the times of ``batch`` that are ahead (in its columns); how many were."""
         epochs = batch.epochs
         limit = self.limit()
-        if not any(e is not None and e > limit for e in epochs):
+        # At C speed: a batch is thousands of lines, and almost never has a time ahead.
+        if not any(map(limit.__lt__, filter(None, epochs))):
             self._trust_last(batch, epochs)
             return 0
         stamps = batch.stamps
