@@ -115,6 +115,40 @@ class BulkLayout:
     order: tuple[int | None, ...]
     full: re.Pattern[str]
     full_order: DecodeOrder
+    #: Every value of the layout, for whole records (None: the layout holds an unchecked field).
+    record: RecordLayout | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordLayout:
+    """A Decode layout with a group for every value: jsonl builds records from these columns
+    instead of re-parsing each line. Group 1 is the ``[N]`` iteration, then one per ``keys``
+    (key, kind), then the repeat count. Only layouts whose every value is checked by kind
+    qualify, so a matching line converts exactly as the general parser converts it."""
+
+    rx: re.Pattern[str]
+    keys: tuple[tuple[str, str], ...]
+
+
+def record_layout(body: str) -> RecordLayout | None:
+    """``body``'s layout with every value captured; None when some value would need the
+    general parser's looser handling (free text, hybrid pools, brackets, a repeated key)."""
+    if "=" in body or "[repeated" in body or not body.startswith((".", ",", " [")):
+        return None
+    rest = body.lstrip(". ,")
+    if rest.startswith("["):
+        rest = rest.partition("]")[2].lstrip(", ")
+    pairs = split_pairs(rest)
+    keys: list[tuple[str, str]] = []
+    for key, _ in pairs:
+        kind = _kind(key, sglang.DECODE_FIELDS)
+        if not key or kind is None or kind not in ("int", "f2", "bool") or key in dict(keys):
+            return None
+        keys.append((key, kind))
+    head = r"(?:\.|,| \[([0-9]{1,9})\],) "
+    parts = [f"{re.escape(key)}: ({_PATTERN[kind]})" for key, kind in keys]
+    tail = r"(?:, )?(?:\s*+\[repeated ([0-9]{1,9})x across cluster\].*)?"
+    return RecordLayout(_line_regex(sglang.DECODE, head + ", ".join(parts) + tail), tuple(keys))
 
 
 class DecodeShapes:
@@ -162,7 +196,8 @@ class DecodeShapes:
             if self._bulk is None:
                 few = compile_shape(body, captured=PER_LINE)
                 if few is not None:  # always: the same body compiles the same way
-                    self._bulk = (_line_regex(sglang.DECODE, few[0]), BulkLayout(few[1], full, order))
+                    layout = BulkLayout(few[1], full, order, record_layout(body))
+                    self._bulk = (_line_regex(sglang.DECODE, few[0]), layout)
 
 
 def _decode_order(order: tuple[int | None, ...]) -> DecodeOrder | None:

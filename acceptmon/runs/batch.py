@@ -18,13 +18,15 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from itertools import compress, repeat
 from operator import contains, getitem, itemgetter
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
-from acceptmon.model import DecodeSample, Ranks, Record, SpecConfig
+from acceptmon.model import DecodeSample, Extras, Meta, Ranks, Record, SpecConfig
+from acceptmon.parse.fields import Value
 from acceptmon.parse.layouts import BulkLayout, DecodeValues
-from acceptmon.parse.sglang import DECODE, PREFILL
+from acceptmon.parse.sglang import DECODE, DECODE_FIELDS, MAX_ACCEPT_LEN, PREFILL
 from acceptmon.runs.rate import accept_rate
 
 #: What a stamp column holds per line: (aware time or None, ranks), as the prefix parser gives it.
@@ -281,13 +283,18 @@ class DecodeBatch:
 
     def records(self) -> list[Record]:
         """Every Decode and Prefill record of the stretch, in line order, exactly as the
-        per-line path gives them (rates normalised as the run tracker does)."""
+        per-line path gives them (rates normalised as the run tracker does): Decode records
+        from the layout's columns where it captures every value, else parsed line by line."""
+        built = self._decode_records()
         out: list[Record] = []
         parse, lineno = self._parse, self.lineno
         stamps = self._stamp_col if self._retimed else None
         k = 0
         for text in self.lines:
-            if DECODE in text or PREFILL in text:
+            if built is not None and DECODE in text:
+                out.append(built[k](lineno))
+                k += 1
+            elif DECODE in text or PREFILL in text:
                 record = parse(text, lineno)
                 if isinstance(record, DecodeSample):
                     if stamps is not None and k < len(stamps):
@@ -301,6 +308,96 @@ class DecodeBatch:
                     out.append(record)
             lineno += 1
         return out
+
+    def _decode_records(self) -> list[Callable[[int], DecodeSample]] | None:
+        """Each Decode line's record, given its line number, converted column by column
+        (once per distinct text); None when the layout does not capture every value."""
+        layout = self._layout.record
+        if layout is None:
+            return None
+        rows = layout.rx.findall("\n".join(self._decode))
+        if len(rows) != self.n or sum(map(contains, self.lines, repeat(DECODE))) != self.n:
+            return None
+        cols = list(zip(*rows, strict=True)) if rows else [() for _ in range(len(layout.keys) + 2)]
+        known: dict[str, list[Any]] = {}
+        extra: list[list[tuple[str, Value]]] = []
+        for (key, kind), col in zip(layout.keys, cols[1:-1], strict=True):
+            values: list[Any] = (
+                ints(list(col))
+                if kind == "int"
+                else floats(list(col))
+                if kind == "f2"
+                else [v == "True" for v in col]
+            )
+            spec = DECODE_FIELDS.get(key)
+            if spec is None:
+                extra.append(list(zip(repeat(key), values)))
+            else:
+                known[spec[0]] = values
+        extra_names = [k for k, _ in layout.keys if k not in DECODE_FIELDS]
+        usage = known.get("token_usage")
+        if usage is None:
+            for pool in ("full token usage", "gpu token usage"):
+                if pool in extra_names:
+                    usage = [v for _, v in extra[extra_names.index(pool)]]
+                    break
+        lens = known.get("accept_len")
+        if lens is not None and not all(0.0 <= v <= MAX_ACCEPT_LEN for v in lens):
+            return None  # the general parser reports these
+        none = list(repeat(None, self.n))
+        rates = [self.rate(a) for a in lens] if lens is not None else none
+        per_line = zip(
+            self.stamps,
+            known["running_req"],
+            known["queue_req"],
+            known["gen_throughput"],
+            usage or none,
+            lens or none,
+            known.get("accept_rate_printed", none),
+            rates,
+            known.get("graph", none),
+            [int(v) if v else None for v in cols[0]],
+            _counts(list(cols[-1]), self.n),
+            list(zip(*extra, strict=True)) if extra else [()] * self.n,
+            strict=True,
+        )
+        source = self.source
+        return [
+            partial(_decode_sample, source, stamp, r, q, t, u, a, p, rate, g, it, rep, ex)
+            for stamp, r, q, t, u, a, p, rate, g, it, rep, ex in per_line
+        ]
+
+
+def _decode_sample(
+    source: str,
+    stamp: Stamp,
+    running: int,
+    queue: int,
+    throughput: float,
+    usage: float | None,
+    accept: float | None,
+    printed: float | None,
+    rate: float | None,
+    graph: bool | None,
+    iteration: int | None,
+    repeated: int,
+    extra: Extras,
+    lineno: int,
+) -> DecodeSample:
+    return DecodeSample(
+        Meta(source, lineno, stamp[0], stamp[1]),
+        running,
+        queue,
+        throughput,
+        usage,
+        accept,
+        printed,
+        rate,
+        graph,
+        iteration,
+        repeated,
+        extra,
+    )
 
 
 def _floats(col: list[str] | None) -> list[float] | None:
