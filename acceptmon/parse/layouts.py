@@ -46,7 +46,7 @@ Shape = tuple[str, tuple[int | None, ...]]
 
 
 #: The fields a bulk regex captures on every line; the rest of WANTED only where asked for.
-PER_LINE = ("running_req", "queue_req", "accept_len")
+PER_LINE = ("running_req", "queue_req", "gen_throughput", "accept_len")
 
 
 def compile_shape(
@@ -130,7 +130,9 @@ class RecordLayout:
     keys: tuple[tuple[str, str], ...]
 
 
-def record_layout(body: str) -> RecordLayout | None:
+def record_layout(
+    body: str, fields: dict[str, tuple[str, Kind]] = sglang.DECODE_FIELDS
+) -> RecordLayout | None:
     """``body``'s layout with every value captured; None when some value would need the
     general parser's looser handling (free text, hybrid pools, brackets, a repeated key)."""
     if "=" in body or "[repeated" in body or not body.startswith((".", ",", " [")):
@@ -141,14 +143,15 @@ def record_layout(body: str) -> RecordLayout | None:
     pairs = split_pairs(rest)
     keys: list[tuple[str, str]] = []
     for key, _ in pairs:
-        kind = _kind(key, sglang.DECODE_FIELDS)
+        kind = _kind(key, fields)
         if not key or kind is None or kind not in ("int", "f2", "bool") or key in dict(keys):
             return None
         keys.append((key, kind))
     head = r"(?:\.|,| \[([0-9]{1,9})\],) "
     parts = [f"{re.escape(key)}: ({_PATTERN[kind]})" for key, kind in keys]
     tail = r"(?:, )?(?:\s*+\[repeated ([0-9]{1,9})x across cluster\].*)?"
-    return RecordLayout(_line_regex(sglang.DECODE, head + ", ".join(parts) + tail), tuple(keys))
+    marker = sglang.DECODE if fields is sglang.DECODE_FIELDS else sglang.PREFILL
+    return RecordLayout(_line_regex(marker, head + ", ".join(parts) + tail), tuple(keys))
 
 
 class DecodeShapes:

@@ -23,10 +23,11 @@ from itertools import compress, repeat
 from operator import contains, getitem, itemgetter
 from typing import Any, Literal, overload
 
-from acceptmon.model import DecodeSample, Extras, Meta, Ranks, Record, SpecConfig
-from acceptmon.parse.fields import Value
-from acceptmon.parse.layouts import BulkLayout, DecodeValues
-from acceptmon.parse.sglang import DECODE, DECODE_FIELDS, MAX_ACCEPT_LEN, PREFILL
+from acceptmon.model import DecodeSample, Extras, Meta, PrefillSample, Ranks, Record, SpecConfig
+from acceptmon.parse.fields import Kind, Value
+from acceptmon.parse.layouts import BulkLayout, DecodeValues, RecordLayout, record_layout
+from acceptmon.parse.markers import REQUEST
+from acceptmon.parse.sglang import DECODE, DECODE_FIELDS, MAX_ACCEPT_LEN, PREFILL, PREFILL_FIELDS
 from acceptmon.runs.rate import accept_rate
 
 #: What a stamp column holds per line: (aware time or None, ranks), as the prefix parser gives it.
@@ -283,17 +284,20 @@ class DecodeBatch:
 
     def records(self) -> list[Record]:
         """Every Decode and Prefill record of the stretch, in line order, exactly as the
-        per-line path gives them (rates normalised as the run tracker does): Decode records
-        from the layout's columns where it captures every value, else parsed line by line."""
-        built = self._decode_records()
+        per-line path gives them (rates normalised as the run tracker does): built from the
+        layouts' columns where they capture every value, else parsed line by line."""
+        decode, prefill = self._decode_records(), self._prefill_records()
         out: list[Record] = []
         parse, lineno = self._parse, self.lineno
         stamps = self._stamp_col if self._retimed else None
-        k = 0
+        k = j = 0
         for text in self.lines:
-            if built is not None and DECODE in text:
-                out.append(built[k](lineno))
+            if decode is not None and DECODE in text:
+                out.append(decode[k](lineno))
                 k += 1
+            elif prefill is not None and PREFILL in text and DECODE not in text:
+                out.append(prefill[j](lineno))
+                j += 1
             elif DECODE in text or PREFILL in text:
                 record = parse(text, lineno)
                 if isinstance(record, DecodeSample):
@@ -311,43 +315,30 @@ class DecodeBatch:
 
     def _decode_records(self) -> list[Callable[[int], DecodeSample]] | None:
         """Each Decode line's record, given its line number, converted column by column
-        (once per distinct text); None when the layout does not capture every value."""
+        (once per distinct text); None when the layout does not capture every value or a
+        line needs the parser's own handling (no time in its prefix)."""
         layout = self._layout.record
-        if layout is None:
+        if layout is None or sum(map(contains, self.lines, repeat(DECODE))) != self.n:
             return None
-        rows = layout.rx.findall("\n".join(self._decode))
-        if len(rows) != self.n or sum(map(contains, self.lines, repeat(DECODE))) != self.n:
+        got = _columns(layout, self._decode)
+        stamps = self.stamps
+        if got is None or any(ts is None for ts, _ in stamps):
             return None
-        cols = list(zip(*rows, strict=True)) if rows else [() for _ in range(len(layout.keys) + 2)]
-        known: dict[str, list[Any]] = {}
-        extra: list[list[tuple[str, Value]]] = []
-        for (key, kind), col in zip(layout.keys, cols[1:-1], strict=True):
-            values: list[Any] = (
-                ints(list(col))
-                if kind == "int"
-                else floats(list(col))
-                if kind == "f2"
-                else [v == "True" for v in col]
-            )
-            spec = DECODE_FIELDS.get(key)
-            if spec is None:
-                extra.append(list(zip(repeat(key), values)))
-            else:
-                known[spec[0]] = values
-        extra_names = [k for k, _ in layout.keys if k not in DECODE_FIELDS]
+        iterations, known, extras = got
         usage = known.get("token_usage")
-        if usage is None:
+        if usage is None:  # hybrid pools: the full-attention pool; HiSparse: the GPU pool
+            names = [key for key, _ in layout.keys]
             for pool in ("full token usage", "gpu token usage"):
-                if pool in extra_names:
-                    usage = [v for _, v in extra[extra_names.index(pool)]]
+                if pool in names:
+                    usage = [dict(ex)[pool] for ex in extras]
                     break
         lens = known.get("accept_len")
         if lens is not None and not all(0.0 <= v <= MAX_ACCEPT_LEN for v in lens):
             return None  # the general parser reports these
-        none = list(repeat(None, self.n))
+        none = [None] * self.n
         rates = [self.rate(a) for a in lens] if lens is not None else none
         per_line = zip(
-            self.stamps,
+            stamps,
             known["running_req"],
             known["queue_req"],
             known["gen_throughput"],
@@ -356,9 +347,9 @@ class DecodeBatch:
             known.get("accept_rate_printed", none),
             rates,
             known.get("graph", none),
-            [int(v) if v else None for v in cols[0]],
-            _counts(list(cols[-1]), self.n),
-            list(zip(*extra, strict=True)) if extra else [()] * self.n,
+            iterations,
+            _counts(known.get("", none), self.n),
+            extras,
             strict=True,
         )
         source = self.source
@@ -366,6 +357,72 @@ class DecodeBatch:
             partial(_decode_sample, source, stamp, r, q, t, u, a, p, rate, g, it, rep, ex)
             for stamp, r, q, t, u, a, p, rate, g, it, rep, ex in per_line
         ]
+
+    def _prefill_records(self) -> list[Callable[[int], PrefillSample]] | None:
+        """Each Prefill line's record, given its line number, as ``_decode_records``; None
+        where some line needs the general parser."""
+        lines = [t for t in self.lines if PREFILL in t and DECODE not in t]
+        if not lines:
+            return []
+        block = "\n".join(lines)
+        if "\r" in block or "\x1b" in block or block.count(PREFILL) != len(lines):
+            return None
+        first = lines[0]
+        layout = record_layout(first[first.rfind(PREFILL) + len(PREFILL) :], PREFILL_FIELDS)
+        got = None if layout is None else _columns(layout, lines, PREFILL_FIELDS)
+        if got is None:
+            return None
+        prefixes = [t[: t.rfind(PREFILL)] for t in lines]
+        if any(REQUEST.search(p) for p in set(prefixes)):
+            return None  # a request dump's text, which the parser does not count
+        stamps = list(map(self._stamp, prefixes))
+        if any(ts is None for ts, _ in stamps):
+            return None
+        _, known, extras = got
+        none = [None] * len(lines)
+        per_line = zip(
+            stamps,
+            known["new_seq"],
+            known["new_token"],
+            known.get("cached_token", none),
+            known.get("running_req", none),
+            known.get("queue_req", none),
+            known.get("token_usage", none),
+            extras,
+            strict=True,
+        )
+        source = self.source
+        return [partial(_prefill_sample, source, *values) for values in per_line]
+
+
+def _columns(
+    layout: RecordLayout, lines: list[str], fields: dict[str, tuple[str, Kind]] = DECODE_FIELDS
+) -> tuple[list[int | None], dict[str, list[Any]], list[Extras]] | None:
+    """The iteration column, the first-class fields' columns by name (the repeat count under
+    ""), and each line's extras, from ``layout``'s one match per line; None unless every
+    line matched."""
+    rows = layout.rx.findall("\n".join(lines))
+    if len(rows) != len(lines):
+        return None
+    n = len(rows)
+    cols: list[tuple[str, ...]] = list(zip(*rows, strict=True))
+    known: dict[str, list[Any]] = {"": list(cols[-1])}
+    extra: list[list[tuple[str, Value]]] = []
+    for (key, kind), col in zip(layout.keys, cols[1:-1], strict=True):
+        values: list[Any] = (
+            ints(list(col))
+            if kind == "int"
+            else floats(list(col))
+            if kind == "f2"
+            else [v == "True" for v in col]
+        )
+        spec = fields.get(key)
+        if spec is None:
+            extra.append(list(zip([key] * n, values, strict=True)))
+        else:
+            known[spec[0]] = values  # the last of several keys for one field wins, as in the parser
+    extras: list[Extras] = list(zip(*extra, strict=True)) if extra else [()] * n
+    return [int(v) if v else None for v in cols[0]], known, extras
 
 
 def _decode_sample(
@@ -428,6 +485,23 @@ def ints(col: list[str]) -> list[int]:
     """``int`` of each, converted once per distinct text (a column holds few)."""
     table = {text: int(text) for text in set(col)}
     return list(map(table.__getitem__, col))
+
+
+def _prefill_sample(
+    source: str,
+    stamp: Stamp,
+    new_seq: int,
+    new_token: int,
+    cached: int | None,
+    running: int | None,
+    queue: int | None,
+    usage: float | None,
+    extra: Extras,
+    lineno: int,
+) -> PrefillSample:
+    return PrefillSample(
+        Meta(source, lineno, stamp[0], stamp[1]), new_seq, new_token, cached, running, queue, usage, extra
+    )
 
 
 def _with_rate(record: DecodeSample, rate: float) -> DecodeSample:
