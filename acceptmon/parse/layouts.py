@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from acceptmon.parse import sglang
-from acceptmon.parse.fields import Kind, split_pairs
+from acceptmon.parse.fields import Kind, is_f2, is_int, split_pairs
 
 # As strict as fields.is_int / is_f2 (digit caps included); nan/inf lines fall back
 # to the general parser. An unknown value stops at "[" (possessive, so a long
@@ -115,7 +115,7 @@ class BulkLayout:
     order: tuple[int | None, ...]
     full: re.Pattern[str]
     full_order: DecodeOrder
-    #: Every value of the layout, for whole records (None: the layout holds an unchecked field).
+    #: Every value of the layout, for whole records (None: some value is free text).
     record: RecordLayout | None = None
 
 
@@ -123,11 +123,22 @@ class BulkLayout:
 class RecordLayout:
     """A Decode layout with a group for every value: jsonl builds records from these columns
     instead of re-parsing each line. Group 1 is the ``[N]`` iteration, then one per ``keys``
-    (key, kind), then the repeat count. Only layouts whose every value is checked by kind
-    qualify, so a matching line converts exactly as the general parser converts it."""
+    (key, kind), then the repeat count. Only layouts whose every value has an exact pattern
+    qualify (a checked kind, or an unknown field's int, f2 or bool as the learned line printed
+    it), so a matching line converts exactly as the general parser converts it."""
 
     rx: re.Pattern[str]
     keys: tuple[tuple[str, str], ...]
+
+
+def _loose_kind(value: str) -> str | None:
+    """The kind whose pattern matches exactly the values ``fields.loose`` types as this one
+    (an unknown field's later values of another shape miss the regex: the parser reads them)."""
+    if is_int(value):
+        return "int"
+    if is_f2(value):
+        return "f2"
+    return "bool" if value in ("True", "False") else None
 
 
 def record_layout(
@@ -142,9 +153,9 @@ def record_layout(
         rest = rest.partition("]")[2].lstrip(", ")
     pairs = split_pairs(rest)
     keys: list[tuple[str, str]] = []
-    for key, _ in pairs:
-        kind = _kind(key, fields)
-        if not key or kind is None or kind not in ("int", "f2", "bool") or key in dict(keys):
+    for key, value in pairs:
+        kind = _kind(key, fields) or _loose_kind(value)
+        if not key or kind not in ("int", "f2", "bool") or key in dict(keys):
             return None
         keys.append((key, kind))
     head = r"(?:\.|,| \[([0-9]{1,9})\],) "

@@ -31,8 +31,13 @@ DECODE = (
     "accept len: 2.50, gen throughput (token/s): {g}.10, largest-len: {t}, #queue-req: 2",
     "Decode batch. #running-req: {r}, #token: {t}, token usage: 0.{a:02d}, gen throughput (token/s): {g}.25, "
     "#queue-req: 0",
+    # Unknown fields typed by ``loose``; one turns to free text half-way (the parser reads those lines).
+    "Decode batch. #running-req: {r}, spec steps: {r}, draft ms: {g}.5, warm: True, "
+    "gen throughput (token/s): {g}.25, #queue-req: 0, note: {note}",
 )
 PREFILL = (
+    "Prefill batch, #new-seq: 1, #new-token: {t}, #cached-token: 0, token usage: 0.04, #running-req: {r}, "
+    "#queue-req: 0, #pending-token: 0, cuda graph: False, input throughput (token/s): {g}.00",
     "Prefill batch, #new-seq: 1, #new-token: {t}, #cached-token: {r}, token usage: 0.04, #running-req: {r}, "
     "#queue-req: 0",
     "Prefill batch [{t}], #new-seq: {r}, #new-token: {t}, #cached-token: 0, full token usage: 0.{a:02d}",
@@ -43,7 +48,13 @@ def _log(decode: str, prefill: str, n: int = 120, repeat_tail: bool = False) -> 
     lines = [ARGS]
     for i in range(n):
         ts = f"[2026-11-30 00:{i // 60:02d}:{i % 60:02d} TP{i % 2}] "
-        values = {"r": i % 7 + 1, "t": 1000 + i, "a": i % 90, "g": 500 + i}
+        values = {
+            "r": i % 7 + 1,
+            "t": 1000 + i,
+            "a": i % 90,
+            "g": 500 + i,
+            "note": i if i < n // 2 else "n/a",
+        }
         tail = f" [repeated {i % 3 + 2}x across cluster]" if repeat_tail and i % 5 == 0 else ""
         lines.append(ts + decode.format(**values) + tail + "\n")
         if i % 4 == 0:
