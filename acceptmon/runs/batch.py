@@ -215,7 +215,11 @@ class DecodeBatch:
         """(aware time, ranks) per Decode line, shared with the prefix cache (no copy per line)."""
         col = self._stamp_col
         if col is None:
-            col = self._stamp_col = list(map(self._stamp, self._prefixes()))
+            prefixes = self._prefixes()
+            # Looked up once per distinct prefix (lines share their second): the lookup is a
+            # pure cache read, and a dict's C-level get per line is far cheaper than a call.
+            table = {prefix: self._stamp(prefix) for prefix in set(prefixes)}
+            col = self._stamp_col = list(map(table.__getitem__, prefixes))
         return col
 
     def stamp(self, i: int) -> Stamp:
@@ -373,9 +377,11 @@ class DecodeBatch:
         if got is None:
             return None
         prefixes = [t[: t.rfind(PREFILL)] for t in lines]
-        if any(REQUEST.search(p) for p in set(prefixes)):
+        distinct = set(prefixes)
+        if any(REQUEST.search(p) for p in distinct):
             return None  # a request dump's text, which the parser does not count
-        stamps = list(map(self._stamp, prefixes))
+        table = {prefix: self._stamp(prefix) for prefix in distinct}
+        stamps = list(map(table.__getitem__, prefixes))
         if any(ts is None for ts, _ in stamps):
             return None
         _, known, extras = got
