@@ -9,7 +9,9 @@ import pytest
 
 from acceptmon.apps.oneshot import JsonlWriter
 from acceptmon.ingest import Pipeline
+from acceptmon.model import Record, Run
 from acceptmon.parse import sglang
+from acceptmon.runs.batch import DecodeBatch
 from acceptmon.sources.chunks import read_chunks
 from tests.unit.parse.test_fast_path_parity import _consumers
 
@@ -97,3 +99,33 @@ def test_jsonl_does_not_reparse_every_line(monkeypatch: pytest.MonkeyPatch) -> N
         pipeline.feed(chunk)
     assert out.getvalue().count('"kind"') == 1 + 400 + 100  # server_args, Decode, Prefill
     assert calls["decode"] < 20 and calls["prefill"] < 20, calls
+
+
+def test_batch_jsonl_splits_exactly_with_hostile_source_names() -> None:
+    """The batch is encoded in one call and split at ``}, {"kind": ``: a source name holding
+    that text (escaped inside its string) must not split a line."""
+    from acceptmon.apps.oneshot import record_line
+
+    name = 'x}, {"kind": "decode"\n'
+    pipeline = Pipeline(bulk=True)
+    out = io.StringIO()
+    records: list[Record] = []
+
+    class Keep:
+        def observe_run_start(self, run: Run) -> None:
+            pass
+
+        def observe(self, record: Record) -> None:
+            records.append(record)
+
+        def observe_batch(self, batch: DecodeBatch) -> None:
+            records.extend(batch.records())
+
+    pipeline.consumers.append(JsonlWriter(out, pipeline.tracker))
+    pipeline.consumers.append(Keep())
+    for chunk, _ in read_chunks(name, io.BytesIO(_log(DECODE[0], PREFILL[0]))):
+        pipeline.feed(chunk)
+    run = pipeline.tracker.current(name)
+    expected = "".join(record_line(r, run.run_id if run else None) + "\n" for r in records)
+    assert out.getvalue() == expected
+    assert out.getvalue().count("\n") == len(records)
