@@ -7,7 +7,8 @@ writer one ``DecodeBatch`` instead of a record per line. A column is built on
 first use from the layout's regex groups, so a batch costs a Python object
 per line only for what some consumer reads (the store reads sums and last
 values; the detector reads times, lengths and loads; only the jsonl writer
-needs whole records, and ``records`` parses them as the per-line path would).
+needs whole records, and ``records`` builds them from the layouts' columns, exactly as
+the per-line path gives them; a line no layout captures whole is parsed).
 
 Read-only by convention: consumers never change a batch or its columns.
 """
