@@ -99,15 +99,25 @@ def record_json(record: Record, run_id: str | None = None) -> dict[str, Any]:
     return cleaned
 
 
-def _raw(record: Record, run_id: str | None) -> dict[str, Any]:
-    """``record_json`` before non-finite floats become None."""
+def _raw(record: Record, run_id: str | None, iso: dict[int, str] | None = None) -> dict[str, Any]:
+    """``record_json`` before non-finite floats become None. ``iso``: times already written,
+    by object id (a batch's lines share their prefix's time object; the caller keeps the
+    records, so an id is not reused meanwhile)."""
     meta = record.meta
+    ts = meta.ts
+    text = None
+    if ts is not None:
+        text = iso.get(id(ts)) if iso is not None else None
+        if text is None:
+            text = ts.isoformat()
+            if iso is not None:
+                iso[id(ts)] = text
     out: dict[str, Any] = {
         "kind": KIND[type(record)],
         "source": meta.source,
         "run_id": run_id,
         "lineno": meta.lineno,
-        "ts": meta.ts.isoformat() if meta.ts else None,
+        "ts": text,
         "ranks": dict(meta.ranks),
     }
     names, values = _fields(record)
@@ -152,8 +162,22 @@ class JsonlWriter:
         self._out.write(record_line(record, self._run_id(record.meta.source)) + "\n")
 
     def observe_batch(self, batch: DecodeBatch) -> None:
+        """The batch's records encoded in one call: its records are flat and every object
+        starts with its ``kind`` key, and an unescaped ``"`` never occurs inside a JSON string,
+        so the list splits into the objects exactly where ``}, {"kind": `` stands."""
         run_id = self._run_id(batch.source)
-        self._out.write("".join(record_line(r, run_id) + "\n" for r in batch.records()))
+        records = batch.records()
+        if not records:
+            return
+        try:
+            if not all(isinstance(r, _FLAT) for r in records):
+                raise ValueError("not flat")
+            iso: dict[int, str] = {}
+            text = _ENCODE([_raw(r, run_id, iso) for r in records])
+        except ValueError:  # a non-finite float (or a record kind _clean changes): line by line
+            self._out.write("".join(record_line(r, run_id) + "\n" for r in records))
+            return
+        self._out.write(text[1:-1].replace('}, {"kind": ', '}\n{"kind": ') + "\n")
 
 
 def prom(pipeline: Pipeline) -> str:

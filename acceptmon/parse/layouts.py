@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from acceptmon.parse import sglang
-from acceptmon.parse.fields import Kind, split_pairs
+from acceptmon.parse.fields import Kind, is_f2, is_int, split_pairs
 
 # As strict as fields.is_int / is_f2 (digit caps included); nan/inf lines fall back
 # to the general parser. An unknown value stops at "[" (possessive, so a long
@@ -46,7 +46,7 @@ Shape = tuple[str, tuple[int | None, ...]]
 
 
 #: The fields a bulk regex captures on every line; the rest of WANTED only where asked for.
-PER_LINE = ("running_req", "queue_req", "accept_len")
+PER_LINE = ("running_req", "queue_req", "gen_throughput", "accept_len")
 
 
 def compile_shape(
@@ -115,6 +115,54 @@ class BulkLayout:
     order: tuple[int | None, ...]
     full: re.Pattern[str]
     full_order: DecodeOrder
+    #: Every value of the layout, for whole records (None: some value is free text).
+    record: RecordLayout | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordLayout:
+    """A Decode layout with a group for every value: jsonl builds records from these columns
+    instead of re-parsing each line. Group 1 is the ``[N]`` iteration, then one per ``keys``
+    (key, kind), then the repeat count. Only layouts whose every value has an exact pattern
+    qualify (a checked kind, or an unknown field's int, f2 or bool as the learned line printed
+    it), so a matching line converts exactly as the general parser converts it."""
+
+    rx: re.Pattern[str]
+    keys: tuple[tuple[str, str], ...]
+
+
+def _loose_kind(value: str) -> str | None:
+    """The kind whose pattern matches exactly the values ``fields.loose`` types as this one
+    (an unknown field's later values of another shape miss the regex: the parser reads them)."""
+    if is_int(value):
+        return "int"
+    if is_f2(value):
+        return "f2"
+    return "bool" if value in ("True", "False") else None
+
+
+def record_layout(
+    body: str, fields: dict[str, tuple[str, Kind]] = sglang.DECODE_FIELDS
+) -> RecordLayout | None:
+    """``body``'s layout with every value captured; None when some value would need the
+    general parser's looser handling (free text, hybrid pools, brackets, a repeated key)."""
+    if "=" in body or "[repeated" in body or not body.startswith((".", ",", " [")):
+        return None
+    rest = body.lstrip(". ,")
+    if rest.startswith("["):
+        rest = rest.partition("]")[2].lstrip(", ")
+    pairs = split_pairs(rest)
+    keys: list[tuple[str, str]] = []
+    for key, value in pairs:
+        kind = _kind(key, fields) or _loose_kind(value)
+        if not key or kind not in ("int", "f2", "bool") or key in dict(keys):
+            return None
+        keys.append((key, kind))
+    head = r"(?:\.|,| \[([0-9]{1,9})\],) "
+    parts = [f"{re.escape(key)}: ({_PATTERN[kind]})" for key, kind in keys]
+    tail = r"(?:, )?(?:\s*+\[repeated ([0-9]{1,9})x across cluster\].*)?"
+    marker = sglang.DECODE if fields is sglang.DECODE_FIELDS else sglang.PREFILL
+    return RecordLayout(_line_regex(marker, head + ", ".join(parts) + tail), tuple(keys))
 
 
 class DecodeShapes:
@@ -162,7 +210,8 @@ class DecodeShapes:
             if self._bulk is None:
                 few = compile_shape(body, captured=PER_LINE)
                 if few is not None:  # always: the same body compiles the same way
-                    self._bulk = (_line_regex(sglang.DECODE, few[0]), BulkLayout(few[1], full, order))
+                    layout = BulkLayout(few[1], full, order, record_layout(body))
+                    self._bulk = (_line_regex(sglang.DECODE, few[0]), layout)
 
 
 def _decode_order(order: tuple[int | None, ...]) -> DecodeOrder | None:

@@ -7,7 +7,8 @@ writer one ``DecodeBatch`` instead of a record per line. A column is built on
 first use from the layout's regex groups, so a batch costs a Python object
 per line only for what some consumer reads (the store reads sums and last
 values; the detector reads times, lengths and loads; only the jsonl writer
-needs whole records, and ``records`` parses them as the per-line path would).
+needs whole records, and ``records`` builds them from the layouts' columns, exactly as
+the per-line path gives them; a line no layout captures whole is parsed).
 
 Read-only by convention: consumers never change a batch or its columns.
 """
@@ -18,13 +19,16 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from itertools import compress, repeat
 from operator import contains, getitem, itemgetter
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
-from acceptmon.model import DecodeSample, Ranks, Record, SpecConfig
-from acceptmon.parse.layouts import BulkLayout, DecodeValues
-from acceptmon.parse.sglang import DECODE, PREFILL
+from acceptmon.model import DecodeSample, Extras, Meta, PrefillSample, Ranks, Record, SpecConfig
+from acceptmon.parse.fields import Kind, Value
+from acceptmon.parse.layouts import BulkLayout, DecodeValues, RecordLayout, record_layout
+from acceptmon.parse.markers import REQUEST
+from acceptmon.parse.sglang import DECODE, DECODE_FIELDS, MAX_ACCEPT_LEN, PREFILL, PREFILL_FIELDS
 from acceptmon.runs.rate import accept_rate
 
 #: What a stamp column holds per line: (aware time or None, ranks), as the prefix parser gives it.
@@ -212,7 +216,11 @@ class DecodeBatch:
         """(aware time, ranks) per Decode line, shared with the prefix cache (no copy per line)."""
         col = self._stamp_col
         if col is None:
-            col = self._stamp_col = list(map(self._stamp, self._prefixes()))
+            prefixes = self._prefixes()
+            # Looked up once per distinct prefix (lines share their second): the lookup is a
+            # pure cache read, and a dict's C-level get per line is far cheaper than a call.
+            table = {prefix: self._stamp(prefix) for prefix in set(prefixes)}
+            col = self._stamp_col = list(map(table.__getitem__, prefixes))
         return col
 
     def stamp(self, i: int) -> Stamp:
@@ -281,13 +289,21 @@ class DecodeBatch:
 
     def records(self) -> list[Record]:
         """Every Decode and Prefill record of the stretch, in line order, exactly as the
-        per-line path gives them (rates normalised as the run tracker does)."""
+        per-line path gives them (rates normalised as the run tracker does): built from the
+        layouts' columns where they capture every value, else parsed line by line."""
+        decode, prefill = self._decode_records(), self._prefill_records()
         out: list[Record] = []
         parse, lineno = self._parse, self.lineno
         stamps = self._stamp_col if self._retimed else None
-        k = 0
+        k = j = 0
         for text in self.lines:
-            if DECODE in text or PREFILL in text:
+            if decode is not None and DECODE in text:
+                out.append(decode[k](lineno))
+                k += 1
+            elif prefill is not None and PREFILL in text and DECODE not in text:
+                out.append(prefill[j](lineno))
+                j += 1
+            elif DECODE in text or PREFILL in text:
                 record = parse(text, lineno)
                 if isinstance(record, DecodeSample):
                     if stamps is not None and k < len(stamps):
@@ -301,6 +317,151 @@ class DecodeBatch:
                     out.append(record)
             lineno += 1
         return out
+
+    def _decode_records(self) -> list[Callable[[int], DecodeSample]] | None:
+        """Each Decode line's record, given its line number, converted column by column
+        (once per distinct text); None when the layout does not capture every value or a
+        line needs the parser's own handling (no time in its prefix)."""
+        layout = self._layout.record
+        if layout is None or sum(map(contains, self.lines, repeat(DECODE))) != self.n:
+            return None
+        got = _columns(layout, self._decode)
+        stamps = self.stamps
+        if got is None or any(ts is None for ts, _ in stamps):
+            return None
+        iterations, known, extras = got
+        usage = known.get("token_usage")
+        if usage is None:  # hybrid pools: the full-attention pool; HiSparse: the GPU pool
+            names = [key for key, _ in layout.keys]
+            for pool in ("full token usage", "gpu token usage"):
+                if pool in names:
+                    usage = [dict(ex)[pool] for ex in extras]
+                    break
+        lens = known.get("accept_len")
+        if lens is not None and not all(0.0 <= v <= MAX_ACCEPT_LEN for v in lens):
+            return None  # the general parser reports these
+        none = [None] * self.n
+        rates = [self.rate(a) for a in lens] if lens is not None else none
+        per_line = zip(
+            stamps,
+            known["running_req"],
+            known["queue_req"],
+            known["gen_throughput"],
+            usage or none,
+            lens or none,
+            known.get("accept_rate_printed", none),
+            rates,
+            known.get("graph", none),
+            iterations,
+            _counts(known.get("", none), self.n),
+            extras,
+            strict=True,
+        )
+        source = self.source
+        return [
+            partial(_decode_sample, source, stamp, r, q, t, u, a, p, rate, g, it, rep, ex)
+            for stamp, r, q, t, u, a, p, rate, g, it, rep, ex in per_line
+        ]
+
+    def _prefill_records(self) -> list[Callable[[int], PrefillSample]] | None:
+        """Each Prefill line's record, given its line number, as ``_decode_records``; None
+        where some line needs the general parser."""
+        lines = [t for t in self.lines if PREFILL in t and DECODE not in t]
+        if not lines:
+            return []
+        block = "\n".join(lines)
+        if "\r" in block or "\x1b" in block or block.count(PREFILL) != len(lines):
+            return None
+        first = lines[0]
+        layout = record_layout(first[first.rfind(PREFILL) + len(PREFILL) :], PREFILL_FIELDS)
+        got = None if layout is None else _columns(layout, lines, PREFILL_FIELDS)
+        if got is None:
+            return None
+        prefixes = [t[: t.rfind(PREFILL)] for t in lines]
+        distinct = set(prefixes)
+        if any(REQUEST.search(p) for p in distinct):
+            return None  # a request dump's text, which the parser does not count
+        table = {prefix: self._stamp(prefix) for prefix in distinct}
+        stamps = list(map(table.__getitem__, prefixes))
+        if any(ts is None for ts, _ in stamps):
+            return None
+        _, known, extras = got
+        none = [None] * len(lines)
+        per_line = zip(
+            stamps,
+            known["new_seq"],
+            known["new_token"],
+            known.get("cached_token", none),
+            known.get("running_req", none),
+            known.get("queue_req", none),
+            known.get("token_usage", none),
+            extras,
+            strict=True,
+        )
+        source = self.source
+        return [partial(_prefill_sample, source, *values) for values in per_line]
+
+
+def _columns(
+    layout: RecordLayout, lines: list[str], fields: dict[str, tuple[str, Kind]] = DECODE_FIELDS
+) -> tuple[list[int | None], dict[str, list[Any]], list[Extras]] | None:
+    """The iteration column, the first-class fields' columns by name (the repeat count under
+    ""), and each line's extras, from ``layout``'s one match per line; None unless every
+    line matched."""
+    rows = layout.rx.findall("\n".join(lines))
+    if len(rows) != len(lines):
+        return None
+    n = len(rows)
+    cols: list[tuple[str, ...]] = list(zip(*rows, strict=True))
+    known: dict[str, list[Any]] = {"": list(cols[-1])}
+    extra: list[list[tuple[str, Value]]] = []
+    for (key, kind), col in zip(layout.keys, cols[1:-1], strict=True):
+        values: list[Any] = (
+            ints(list(col))
+            if kind == "int"
+            else floats(list(col))
+            if kind == "f2"
+            else [v == "True" for v in col]
+        )
+        spec = fields.get(key)
+        if spec is None:
+            extra.append(list(zip([key] * n, values, strict=True)))
+        else:
+            known[spec[0]] = values  # the last of several keys for one field wins, as in the parser
+    extras: list[Extras] = list(zip(*extra, strict=True)) if extra else [()] * n
+    return [int(v) if v else None for v in cols[0]], known, extras
+
+
+def _decode_sample(
+    source: str,
+    stamp: Stamp,
+    running: int,
+    queue: int,
+    throughput: float,
+    usage: float | None,
+    accept: float | None,
+    printed: float | None,
+    rate: float | None,
+    graph: bool | None,
+    iteration: int | None,
+    repeated: int,
+    extra: Extras,
+    lineno: int,
+) -> DecodeSample:
+    return DecodeSample(
+        Meta(source, lineno, stamp[0], stamp[1]),
+        running,
+        queue,
+        throughput,
+        usage,
+        accept,
+        printed,
+        rate,
+        graph,
+        iteration,
+        repeated,
+        extra,
+    )
 
 
 def _floats(col: list[str] | None) -> list[float] | None:
@@ -331,6 +492,23 @@ def ints(col: list[str]) -> list[int]:
     """``int`` of each, converted once per distinct text (a column holds few)."""
     table = {text: int(text) for text in set(col)}
     return list(map(table.__getitem__, col))
+
+
+def _prefill_sample(
+    source: str,
+    stamp: Stamp,
+    new_seq: int,
+    new_token: int,
+    cached: int | None,
+    running: int | None,
+    queue: int | None,
+    usage: float | None,
+    extra: Extras,
+    lineno: int,
+) -> PrefillSample:
+    return PrefillSample(
+        Meta(source, lineno, stamp[0], stamp[1]), new_seq, new_token, cached, running, queue, usage, extra
+    )
 
 
 def _with_rate(record: DecodeSample, rate: float) -> DecodeSample:
