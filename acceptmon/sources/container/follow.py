@@ -19,7 +19,7 @@ import logging
 import os
 from collections import deque
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from acceptmon.clock import Clock
@@ -46,7 +46,6 @@ class _Member:
     series: str
     source: LocalSource
     reading: bool = False
-    labels: tuple[tuple[str, str], ...] = field(default=())
 
 
 class WorkloadSource:
@@ -115,8 +114,6 @@ class WorkloadSource:
                 out += chunks
                 if not self._over(member, paths):
                     break
-            else:
-                continue
             self._admit(paths)
         self._forget_gone()
         return out
@@ -185,7 +182,7 @@ class WorkloadSource:
     def _scan(self) -> None:
         first = not self._started
         self._started = True
-        found = discover(self.spec, self._filters, self._overlap_s, self._ended)
+        found = discover(self.spec, self._filters, self._overlap_s)
         order: dict[str, list[str]] = {}
         for series, instances in found.items():
             name = f"{self.name}:{series}" if self.name else series
@@ -247,12 +244,6 @@ class WorkloadSource:
         except OSError:
             return True
         return quiet >= self._handover_s
-
-    def _ended(self, inst: Instance) -> float:
-        """When an instance last wrote: now while it is followed and not over."""
-        from acceptmon.sources.container.workloads import last_time
-
-        return last_time(inst.files[-1])
 
     def _forget_gone(self) -> None:
         """Drop instances whose files are gone and read: an older one once its file is gone, the

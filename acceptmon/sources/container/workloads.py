@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from acceptmon.sources.rotation import READ_ERRORS, open_local
+
 #: Characters of Kubernetes' generated name suffixes (``rand.SafeEncodeString``: no vowels, no 0/1/3).
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
 _RANDOM = re.compile(rf"[{_SAFE}]{{5}}")
@@ -130,8 +132,6 @@ def first_time(path: str) -> float | None:
 @functools.lru_cache(maxsize=4096)
 def _first_time(path: str, _dev: int, _ino: int) -> float | None:
     """``first_time`` of one file (compressed rotations through the one decompression table)."""
-    from acceptmon.sources.rotation import READ_ERRORS, open_local
-
     try:
         with open_local(path) as stream:
             head = stream.read(_HEAD)
