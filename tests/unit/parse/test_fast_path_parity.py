@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.oneshot import JsonlWriter
+from acceptmon.apps.jsonl import JsonlWriter
 from acceptmon.detect import Detector
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.findings import FindingLog
