@@ -18,6 +18,7 @@ from datetime import tzinfo
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
+from acceptmon.ingest.joins import JoinClock
 from acceptmon.runs.draft_config import draft_reader
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.chunks import read_chunks
@@ -120,12 +121,19 @@ def read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] |
     """Feed every log, each file in order (``done`` is told each path read); the problems met."""
     problems = []
     for lg in logs:
+        joins = JoinClock() if len(lg.files) > 1 else None
+        if joins is not None:
+            pipeline.consumers.append(joins)
         for path in lg.files:
+            if joins is not None:
+                joins.next_file(lg.name, path)
             problem = feed_file(pipeline, lg.name, path, lg.opener)
             if problem:
                 problems.append(problem)
             if done is not None:
                 done(path)
+        if joins is not None:
+            pipeline.consumers.remove(joins)
     return problems
 
 

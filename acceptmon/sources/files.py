@@ -3,7 +3,8 @@
 A path is one log (read as given when it exists, glob characters and all). A
 glob names files; those that are rotations of another match
 (``server.log.1``, ``server.log-20261201.gz``) join that log, read oldest first
-(by modification time, the current file last), compressed ones decompressed.
+(by rotation number or date, modification time only between the two; the
+current file last), compressed ones decompressed.
 ``kubernetes:[ROOT]`` and ``docker:[ROOT]`` name a node's container logs, one
 log per workload (``sources/container/tree.py``). ``-`` is standard input;
 ``ssh://[user@]host[:port]/path-or-glob`` is the same
