@@ -70,6 +70,10 @@ def expand(source: str) -> list[Log]:
     if os.path.exists(source) or not glob.has_magic(source):
         if not os.path.exists(source):
             raise InputError(f"{printable(source)}: no such file")
+        if os.path.isdir(source):
+            raise InputError(f"{printable(source)}: is a directory (a glob such as DIR/*.log names its logs)")
+        if not os.access(source, os.R_OK):
+            raise InputError(f"{printable(source)}: permission denied")
         return [Log(source, (source,))]
     matches = sorted(p for p in glob.glob(source) if os.path.isfile(p) and _readable(p))
     if not matches:

@@ -87,6 +87,8 @@ def _report(
     pipeline, table, problems = collect(logs, tz, draft_config, readers)
     for problem in problems:
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
+    if len(problems) >= sum(len(lg.files) for lg in logs):
+        return BAD_SOURCE  # not one file could be read: no table is an answer a gate may pass on
     names = [lg.name for lg in logs]
     verdicts = {name: table.verdict(name) for name in names}
     if fmt == "json":
