@@ -73,10 +73,12 @@ def new_pipeline(
     readers: dict[str, FileReader] | None = None,
     *,
     run_table: bool = True,
+    state_dir: str | None = None,
 ) -> tuple[Pipeline, RunTable]:
-    """The reading commands' pipeline (saved draft configs, else each log's own host) with a
-    run table as its consumer (unless ``run_table`` is False: then the table stays empty)."""
-    pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers or {}))
+    """The reading commands' pipeline (draft configs the agent recorded under ``state_dir``,
+    else saved copies, else each log's own host) with a run table as its consumer (unless
+    ``run_table`` is False: then the table stays empty)."""
+    pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers or {}, state_dir))
     table = RunTable(pipeline.tracker)
     if run_table:
         pipeline.consumers.append(table)
@@ -142,7 +144,8 @@ def collect(
     tz: tzinfo,
     draft_config: list[str] | None = None,
     readers: dict[str, FileReader] | None = None,
+    state_dir: str | None = None,
 ) -> tuple[Pipeline, RunTable, list[str]]:
     """Feed every log (each file of it in order) and return the run table and the problems met."""
-    pipeline, table = new_pipeline(tz, draft_config, readers)
+    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir)
     return pipeline, table, read_logs(pipeline, logs)

@@ -37,7 +37,7 @@ def _notes(pipeline: Pipeline, table: RunTable, source: str) -> list[str]:
     ):
         notes.append(
             "the draft model's config.json was not found: changes inside it cannot be seen "
-            "(point --draft-config at a saved copy)"
+            "(point --draft-config at a saved copy, or --state-dir at the agent's state directory)"
         )
     errors = int(pipeline.store.stats(source).counters["parse_errors"])
     if errors:
@@ -53,6 +53,7 @@ def main(
     draft_config: list[str] | None = None,
     follow: bool = False,
     ssh_config: str | None = None,
+    state_dir: str | None = None,
 ) -> int:
     try:
         with opened(sources, ssh_config) as (logs, readers):
@@ -64,6 +65,7 @@ def main(
                 follow=follow,
                 ssh_config=ssh_config,
                 readers=readers,
+                state_dir=state_dir,
             )
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
@@ -79,12 +81,16 @@ def _report(
     follow: bool,
     ssh_config: str | None,
     readers: dict[str, FileReader],
+    state_dir: str | None,
 ) -> int:
     if follow:
         from acceptmon.apps.runs.live import follow_logs
 
-        return WORSE if follow_logs(logs, tz, draft_config, ssh_config=ssh_config, readers=readers) else 0
-    pipeline, table, problems = collect(logs, tz, draft_config, readers)
+        worse = follow_logs(
+            logs, tz, draft_config, ssh_config=ssh_config, readers=readers, state_dir=state_dir
+        )
+        return WORSE if worse else 0
+    pipeline, table, problems = collect(logs, tz, draft_config, readers, state_dir)
     for problem in problems:
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     if len(problems) >= sum(len(lg.files) for lg in logs):

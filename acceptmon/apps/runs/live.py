@@ -137,9 +137,10 @@ def follow_logs(
     interval: float = 0.25,
     ssh_config: str | None = None,
     readers: dict[str, FileReader] | None = None,
+    state_dir: str | None = None,
 ) -> bool:
     """Follow until Ctrl-C (or ``stop``); True when some latest run ended up worse."""
-    pipeline, table = new_pipeline(tz, draft_config, readers)
+    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir)
     for lg in logs:
         for path in lg.files[:-1]:
             feed_file(pipeline, lg.name, path, lg.opener)
