@@ -106,9 +106,8 @@ def _report(
             }
             for n in names
         ]
-        print(
-            json.dumps(doc[0] if len(doc) == 1 else {"sources": doc}, indent=2, allow_nan=False, default=str)
-        )
+        # One top level however many logs a SOURCE names: a script never guesses the shape.
+        print(json.dumps({"sources": doc}, indent=2, allow_nan=False, default=str))
     else:
         blocks = [render.plain(n, table.of(n), verdicts[n], _notes(pipeline, table, n)) for n in names]
         print("\n\n".join(blocks))

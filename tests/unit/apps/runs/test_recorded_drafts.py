@@ -35,7 +35,8 @@ def _layers(ids: list[int]) -> dict[str, Any]:
 def _json(capsys: pytest.CaptureFixture[str], *args: str, **kw: Any) -> dict[str, Any]:
     capsys.readouterr()
     assert runs_main(list(args), fmt="json", tz=UTC, **kw) == 0
-    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
+    (doc,) = json.loads(capsys.readouterr().out)["sources"]
+    assert isinstance(doc, dict)
     return doc
 
 
