@@ -141,10 +141,28 @@ def _saved_reader(saved: list[str]) -> DraftReader:
 
 
 def _host_reader(readers: dict[str, FileReader]) -> DraftReader:
+    """Today's config.json on the log's host. A local file modified after a run started is not
+    what that run loaded: that run's draft config is unknown (None), never today's."""
     missing: set[str] = set()
+    newer: set[str] = set()
 
-    def find(source: str, path: str, _started: datetime | None) -> dict[str, Any] | None:
-        found = read_draft_config(path, readers.get(source, read_local))
+    def find(source: str, path: str, started: datetime | None) -> dict[str, Any] | None:
+        reader = readers.get(source)
+        if reader is not None:  # over SFTP: no modification time to judge by
+            found = read_draft_config(path, reader)
+        else:
+            found, modified = _local_as_of(path, started)
+            if modified is not None:
+                if path not in newer:
+                    newer.add(path)
+                    _runs_log.warning(
+                        "draft model %s: config.json was modified at %s, after runs that started "
+                        "before it: what they loaded cannot be known (--state-dir reads what an "
+                        "agent recorded at each start, --draft-config saved copies)",
+                        redact_text(path, harmless=True),
+                        modified.isoformat(timespec="seconds"),
+                    )
+                return None
         if found is None and path not in missing:
             missing.add(path)
             _runs_log.warning(
@@ -155,3 +173,20 @@ def _host_reader(readers: dict[str, FileReader]) -> DraftReader:
         return found
 
     return find
+
+
+def _local_as_of(draft_path: str, started: datetime | None) -> tuple[dict[str, Any] | None, datetime | None]:
+    """This host's config.json of ``draft_path`` and None, or (None, when it was modified) when
+    that was after ``started``."""
+    for path in candidates(draft_path):
+        data = read_local(path)
+        if data is None:
+            continue
+        try:
+            mtime = os.stat(os.path.expanduser(path)).st_mtime
+        except OSError:
+            mtime = None
+        if started is not None and mtime is not None and mtime > started.timestamp():
+            return None, datetime.fromtimestamp(mtime, started.tzinfo)
+        return parse_config(data, path), None
+    return None, None

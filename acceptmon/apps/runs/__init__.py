@@ -36,7 +36,8 @@ def _notes(pipeline: Pipeline, table: RunTable, source: str) -> list[str]:
         for s in table.of(source)
     ):
         notes.append(
-            "the draft model's config.json was not found: changes inside it cannot be seen "
+            "the draft model's config.json was not found, or changed after the run started: changes "
+            "inside it cannot be seen "
             "(point --draft-config at a saved copy, or --state-dir at the agent's state directory)"
         )
     errors = int(pipeline.store.stats(source).counters["parse_errors"])

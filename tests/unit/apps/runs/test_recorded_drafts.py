@@ -6,6 +6,7 @@ recorded at each start, so ``acceptmon runs`` and ``/api/runs`` name the same ch
 from __future__ import annotations
 
 import json
+import os
 import random
 from datetime import UTC, datetime, timedelta
 from importlib import resources
@@ -90,7 +91,13 @@ def test_runs_with_the_agents_state_names_the_draft_key_as_api_runs_does(
         agent.close()
     assert [r.run_id for r in tracker.runs("gpu")] == ["r1", "r2", "r3"]
 
-    # Offline, today's file is r3's; with what the agent recorded at each start, the CLI names the key as /api/runs does.
+    # Offline alone, today's file (written before r3) cannot tell what r1 and r2 loaded: said so.
+    alone = {r["run_id"]: r for r in _json(capsys, str(log))["runs"]}
+    for run_id in ("r2", "r3"):
+        assert alone[run_id]["change"] == (
+            "no change visible in server_args; draft config not read: a change inside it cannot be seen"
+        )
+    # With what the agent recorded at each start, the CLI names the key as /api/runs does.
     doc = _json(capsys, str(log), state_dir=str(state))
     offline = {r["run_id"]: r for r in doc["runs"]}
     assert KEY in offline["r2"]["changed_keys"] and KEY in offline["r3"]["changed_keys"]
@@ -103,3 +110,17 @@ def test_runs_with_the_agents_state_names_the_draft_key_as_api_runs_does(
 
     frame = read_runs(str(log), timezone="UTC", state_dir=str(state))
     assert list(frame["change"]) == [r["change"] for r in doc["runs"]]
+
+
+def test_a_draft_config_older_than_every_start_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    draft = tmp_path / "draft"
+    draft.mkdir()
+    (draft / "config.json").write_text(json.dumps(_layers([2, 30, 58])))
+    os.utime(draft / "config.json", (1_700_000_000, 1_700_000_000))  # Nov 2023: before every start
+    log = tmp_path / "server.log"
+    for day in (1, 2):
+        _start(log, draft, day, 2.4)
+    runs = _json(capsys, str(log))["runs"]
+    assert runs[1]["change"] == "no change visible in server_args or draft config"  # known, and true
