@@ -102,6 +102,7 @@ def test_runs_with_the_agents_state_names_the_draft_key_as_api_runs_does(
     offline = {r["run_id"]: r for r in doc["runs"]}
     assert KEY in offline["r2"]["changed_keys"] and KEY in offline["r3"]["changed_keys"]
     assert "[2, 30, 58] → [-1, 2, 30]" in offline["r2"]["change"]
+    assert [row["run_id"] for row in served] == ["r1", "r2", "r3"]
     for row in served:
         assert row["change"] == offline[row["run_id"]]["change"]
         assert row["changed_keys"] == offline[row["run_id"]]["changed_keys"]
@@ -110,6 +111,14 @@ def test_runs_with_the_agents_state_names_the_draft_key_as_api_runs_does(
 
     frame = read_runs(str(log), timezone="UTC", state_dir=str(state))
     assert list(frame["change"]) == [r["change"] for r in doc["runs"]]
+
+    pytest.importorskip("matplotlib")
+    from acceptmon.apps.report import main as report_main
+
+    page = tmp_path / "report.html"
+    assert report_main([str(log)], out=str(page), png_dir=None, tz=UTC, state_dir=str(state)) == 0
+    html = page.read_text()
+    assert KEY in html and "draft config not read" not in html
 
 
 def test_a_draft_config_older_than_every_start_is_read(
