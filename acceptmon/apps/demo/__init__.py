@@ -83,6 +83,13 @@ def _finding_lines(findings: list[Finding]) -> list[str]:
     return out or ["no findings"]
 
 
+#: Where a new user goes from here: the same answer for their own log, then the agent.
+NEXT_STEP = (
+    "\nNow try your own log: `acceptmon runs /path/to/server.log` (a glob or ssh://host/path works "
+    "too); to watch it live: `acceptmon run --listen 127.0.0.1:9469 /path/to/server.log`."
+)
+
+
 def main(plain: bool = False) -> int:
     pipeline, runs, findings = replay()
     rows = [[printable(cell) for cell in row] for row in _rows(runs.of(SOURCE))]
@@ -115,4 +122,5 @@ def main(plain: bool = False) -> int:
         "\nThe server_args of all three runs are identical; the change was in the draft model's "
         "config.json, which acceptmon snapshots at each start (bundled here as the agent saw it)."
     )
+    print(NEXT_STEP)
     return 0
