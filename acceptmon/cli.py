@@ -386,7 +386,9 @@ def _add_runs(sub: Any) -> None:
         "the config change that opened it), then the latest run against the previous run with a "
         "different config: better, worse, same, or not enough data yet. A SOURCE is a file, a glob "
         "(quote it; rotations such as server.log.1 and server.log.2.gz join their log, oldest "
-        "first), '-', or ssh://[user@]host[:port]/path-or-glob (read once over SFTP).",
+        "first), '-', or ssh://[user@]host[:port]/path-or-glob (read once over SFTP). Over several "
+        "logs a fleet table follows: per config hash, each host's acceptance against the median "
+        "of its peers, and the outliers (the rule of the AcceptanceBelowPeers alert).",
         epilog="exit status: 0 the latest run is not worse (or cannot be judged yet); 3 it is worse "
         "than its baseline (for any log); 2 a SOURCE names nothing readable or a flag is invalid",
         formatter_class=argparse.RawDescriptionHelpFormatter,
