@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import sys
 from datetime import tzinfo
-from typing import Any
 
 from acceptmon.apps.runs import fleet
 from acceptmon.detect import table as render
@@ -112,10 +111,9 @@ def _report(
             }
             for n in names
         ]
-        # One top level however many logs a SOURCE names: a script never guesses the shape.
-        out: dict[str, Any] = {"sources": doc}
-        if configs:
-            out["fleet"] = fleet.as_json(configs)
+        # One top level however many logs a SOURCE names: a script never guesses the shape
+        # (one log: no fleet to compare, so no configs).
+        out = {"sources": doc, "fleet": fleet.as_json(configs)}
         print(json.dumps(out, indent=2, allow_nan=False, default=str))
     else:
         blocks = [render.plain(n, table.of(n), verdicts[n], _notes(pipeline, table, n)) for n in names]
