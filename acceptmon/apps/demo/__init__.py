@@ -10,6 +10,7 @@ from typing import Any
 from acceptmon.detect.runstats import RunStats, RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
+from acceptmon.detect.cost import cost_of, cost_words
 from acceptmon.ingest.findings import FindingLog
 from acceptmon.ingest.read import read_logs
 from acceptmon.model import Finding
@@ -79,6 +80,9 @@ def _finding_lines(findings: list[Finding]) -> list[str]:
         )
         out.append(f"{f.severity.upper()} {f.rule} [{f.run_id} vs {f.baseline_run_id}] {state}")
         out.append(f"  {f.summary}")
+        cost = cost_of(f)
+        if cost is not None:
+            out.append(f"  {cost_words(cost)} (an estimate: see docs/cost.md)")
     return out or ["no findings"]
 
 
