@@ -70,7 +70,7 @@ def cost_words(cost: Cost) -> str:
     text = f"costing ≈ {cost.fraction:.0%} of decode throughput"
     if cost.interval is not None:
         text += f" (95% interval {max(0.0, cost.interval[0]):.0%} to {min(1.0, cost.interval[1]):.0%})"
-    if cost.tokens is not None and math.isfinite(cost.tokens):
+    if cost.tokens is not None and math.isfinite(cost.tokens) and cost.tokens >= 1:
         text += f", ≈ {_tokens(cost.tokens)} tokens since first seen"
     return text
 

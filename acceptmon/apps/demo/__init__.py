@@ -7,10 +7,10 @@ import sys
 from importlib import resources
 from typing import Any
 
+from acceptmon.detect.cost import cost_of, cost_words
 from acceptmon.detect.runstats import RunStats, RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
-from acceptmon.detect.cost import cost_of, cost_words
 from acceptmon.ingest.findings import FindingLog
 from acceptmon.ingest.read import read_logs
 from acceptmon.model import Finding
