@@ -131,6 +131,8 @@ class CostMeter:
                 if cost is None or start is None or not f.active or cost.fraction <= 0:
                     continue
                 drop = self._drops[f.key] = _Drop(f.source, start, None, tokens_lost(1.0, cost.fraction))
+                # The counter's series starts at 0 with the drop, so its first increase shows.
+                self.lost.setdefault((f.source, DROP), 0.0)
             if not f.active and drop.end is None:
                 drop.end = seconds(f.resolved_at) or 0.0
                 drop.counting = drop.counting and self._last.get(f.source, -math.inf) < drop.end
