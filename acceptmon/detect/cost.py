@@ -62,6 +62,8 @@ def cost_of(f: Finding) -> Cost | None:
     fraction, interval = throughput_lost(
         before, after, *((f.before_ci, f.after_ci) if same else (None, None))
     )
+    if fraction <= 0:  # per-token acceptance fell, accept len did not: no loss this can see
+        return None
     return Cost(fraction, interval, f.tokens_lost)
 
 
@@ -128,11 +130,12 @@ class CostMeter:
             if drop is None:
                 cost = cost_of(f)
                 start = seconds(f.first_seen)
-                if cost is None or start is None or not f.active or cost.fraction <= 0:
+                if cost is None or start is None or not f.active:
                     continue
                 drop = self._drops[f.key] = _Drop(f.source, start, None, tokens_lost(1.0, cost.fraction))
-                # The counter's series starts at 0 with the drop, so its first increase shows.
-                self.lost.setdefault((f.source, DROP), 0.0)
+                if f.source in self._last:  # a source with Decode lines (vLLM's have none to count)
+                    # The counter's series starts at 0 with the drop, so its first increase shows.
+                    self.lost.setdefault((f.source, DROP), 0.0)
             if not f.active and drop.end is None:
                 drop.end = seconds(f.resolved_at) or 0.0
                 drop.counting = drop.counting and self._last.get(f.source, -math.inf) < drop.end
@@ -141,7 +144,9 @@ class CostMeter:
     def fill(self, f: Finding) -> Finding:
         """The finding with the tokens its drop cost so far."""
         drop = self._drops.get(f.key)
-        return f if drop is None else replace(f, tokens_lost=round(drop.tokens))
+        if drop is None or (drop.tokens == 0 and (f.source, DROP) not in self.lost):
+            return f  # no Decode line to count from: unknown, not zero
+        return replace(f, tokens_lost=round(drop.tokens))
 
     def observe_run_start(self, run: Run) -> None:
         self._last.pop(run.source, None)

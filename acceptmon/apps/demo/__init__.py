@@ -82,7 +82,7 @@ def _finding_lines(findings: list[Finding]) -> list[str]:
         out.append(f"  {f.summary}")
         cost = cost_of(f)
         if cost is not None:
-            out.append(f"  {cost_words(cost)} (an estimate: see docs/cost.md)")
+            out.append(f"  {cost_words(cost)} (an estimate: the same step time assumed)")
     return out or ["no findings"]
 
 

@@ -79,6 +79,14 @@ def test_only_drops_with_both_lengths_have_a_cost_and_per_token_measures_no_inte
     assert cost_of(drop(before_accept_len=None)) is None
     per_token = cost_of(drop(measure="per_token_acceptance"))
     assert per_token is not None and per_token.interval is None
+    # The draft got longer: per-token acceptance fell, accept len did not; no loss this can see.
+    assert cost_of(drop(measure="per_token_acceptance", after_accept_len=2.45)) is None
+
+
+def test_a_source_without_decode_lines_has_no_token_count_rather_than_zero() -> None:
+    meter = CostMeter()  # vLLM: spec lines only, no generation throughput read
+    meter.note([drop()])
+    assert meter.fill(drop()).tokens_lost is None and meter.lost == {}
 
 
 def _line(source: str, at: datetime, throughput: float) -> DecodeSample:
@@ -123,7 +131,7 @@ def test_the_demo_incident_says_what_it_cost() -> None:
     lines = _finding_lines(findings)
     assert (
         "  costing ≈ 35% of decode throughput (95% interval 31% to 39%), ≈ 22,800 tokens since first seen "
-        "(an estimate: see docs/cost.md)"
+        "(an estimate: the same step time assumed)"
     ) in lines
     cost = finding_json(found)["cost"]
     assert cost["throughput_lost"] == pytest.approx(0.348, abs=1e-3)
