@@ -22,6 +22,7 @@ from acceptmon.detect.cost import (
 from acceptmon.detect.findings import DROP, FLOOR
 from acceptmon.detect.verdict import Verdict
 from acceptmon.model import ConfigDiff, DecodeSample, Finding, Meta, Run, SpecConfig
+from acceptmon.notify.alertmanager import build_alert
 from acceptmon.notify.payload import finding_json
 from acceptmon.notify.settings import Links
 from acceptmon.notify.slack import build_slack_message
@@ -153,3 +154,12 @@ def test_a_worse_verdict_says_what_it_costs() -> None:
     assert worse.words().endswith("; costing ≈ 34% of decode throughput (95% interval 33% to 36%)")
     better = Verdict("better", "r3", "r2", 0.5, (0.4, 0.6), 1e-9)
     assert "costing" not in better.words()
+
+
+def test_an_alert_sent_to_alertmanager_carries_the_cost_as_an_annotation() -> None:
+    (alert,) = build_alert(drop(tokens_lost=5000.0), Links(), T0.timestamp(), 60.0)["alerts"]
+    assert alert["annotations"]["cost"] == (
+        "costing ≈ 33% of decode throughput (95% interval 29% to 38%), ≈ 5,000 tokens since first seen"
+    )
+    (floor,) = build_alert(drop(rule=FLOOR), Links(), T0.timestamp(), 60.0)["alerts"]
+    assert "cost" not in floor["annotations"]
