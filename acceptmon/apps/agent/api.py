@@ -14,6 +14,7 @@ from acceptmon.apps.agent.health import (
     budget_metrics,
     build_metrics,
     checkpoint_metrics,
+    cost_metrics,
     draft_metrics,
     finding_metrics,
     healthz,
@@ -100,6 +101,7 @@ def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
         findings = [f for f in agent.announce.findings if f.source not in beyond]
         raised = {key: n for key, n in agent.announce.raised.items() if key[1] not in beyond}
         yield from finding_metrics(findings, raised, store.hosts, engines)
+        yield from cost_metrics({k: v for k, v in agent.cost.lost.items() if k[0] not in beyond}, engines)
         if agent.announce.worker is not None:
             from acceptmon.notify import OUTCOMES
 

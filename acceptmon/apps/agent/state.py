@@ -25,6 +25,7 @@ from acceptmon.apps.agent.announce import Announcer
 from acceptmon.apps.agent.history import Episode
 from acceptmon.clock import Clock
 from acceptmon.detect import Detector, DetectSettings
+from acceptmon.detect.cost import CostMeter
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.model import Run
@@ -141,6 +142,7 @@ class Stages(Protocol):
     announce: Announcer
     run_table: RunTable
     snapshots: SnapshotStore
+    cost: CostMeter
 
 
 def document(stages: Stages) -> dict[str, Any]:
@@ -153,6 +155,7 @@ def document(stages: Stages) -> dict[str, Any]:
         "detector": stages.detector.checkpoint(),
         "announced": stages.announce.checkpoint(stages.detector.findings()),
         "run_stats": stages.run_table.checkpoint(),
+        "cost": stages.cost.checkpoint(),
     }
 
 
@@ -206,6 +209,7 @@ def restore(stages: Stages, doc: Any) -> frozenset[Episode] | None:
         paged = stages.announce.restore(doc.get("announced"), stages.detector.findings())
     stats = doc.get("run_stats")  # advisory (per-run acceptance for /api/runs): read leniently
     stages.run_table.restore(stats if isinstance(stats, dict) else None, lambda s: _snapshot_runs(stages, s))
+    stages.cost.restore(doc.get("cost"))  # advisory (an estimate): read leniently
     stages.checkpoint.positions = doc["sources"]
     return paged
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
+from acceptmon.detect.cost import cost_of, cost_words
 from acceptmon.detect.runstats import RunStats, RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
@@ -80,6 +81,9 @@ def _finding_lines(findings: list[Finding]) -> list[str]:
         )
         out.append(f"{f.severity.upper()} {f.rule} [{f.run_id} vs {f.baseline_run_id}] {state}")
         out.append(f"  {f.summary}")
+        cost = cost_of(f)
+        if cost is not None:
+            out.append(f"  {cost_words(cost)} (an estimate: the same step time assumed)")
     return out or ["no findings"]
 
 
