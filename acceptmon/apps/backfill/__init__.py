@@ -138,9 +138,12 @@ def main(
     draft_config: list[str] | None = None,
     ssh_config: str | None = None,
     labels: dict[str, str] | None = None,
+    names: list[str] | None = None,
 ) -> int:
+    """``names``: the ``source`` labels of the SOURCEs in the same position (``--name``), so
+    history continues the series of the agent source of that ``name``."""
     try:
-        with opened(sources, ssh_config) as (logs, readers):
+        with opened(sources, ssh_config, names) as (logs, readers):
             sampler = collect(logs, tz, step, draft_config, readers, labels)
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
