@@ -22,6 +22,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
+from acceptmon.apps.backfill.findings import HistoryFindings
 from acceptmon.apps.backfill.sampler import Sampler
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.labels import SourceIdentity
@@ -61,6 +62,8 @@ def collect(
     for lg in logs:  # the host label the agent's series carry (``run_info``)
         pipeline.store.hosts[lg.name] = SourceIdentity.of(lg.url or lg.name).host
     sampler = Sampler(pipeline.store, step, labels, zone=tz)
+    findings = HistoryFindings(pipeline)
+    sampler.parts, sampler.extra = findings.part, findings.families
     pipeline.log_clock = sampler
     with _progress([path for lg in logs for path in lg.files]) as advance:
         problems = read_logs(pipeline, logs, advance)
