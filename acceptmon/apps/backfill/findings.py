@@ -11,8 +11,8 @@ labels the agent gives them (engine, host, the run's config hash).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from typing import Any
 
 from acceptmon.detect import Detector
 from acceptmon.ingest import Pipeline
@@ -31,6 +31,8 @@ class HistoryFindings:
         self._pipeline = pipeline
         self._fired: set[str] = set()
         self.raised: dict[tuple[str, str, str], int] = {}
+        #: Per source: what its last sample's finding families were made of, and them.
+        self._last: dict[str, tuple[Any, list[tuple[MetricDef, list[SourceSample]]]]] = {}
         pipeline.consumers.append(self)
 
     def observe_run_start(self, run: Run) -> None:
@@ -45,20 +47,33 @@ class HistoryFindings:
     def part(self, batch: DecodeBatch) -> None:
         self.detector.observe_batch(batch)
 
-    def families(self, source: str) -> Iterator[tuple[MetricDef, Iterable[SourceSample]]]:
-        """The finding families of ``source`` as the agent serves them now."""
+    def families(self, source: str) -> list[tuple[MetricDef, list[SourceSample]]]:
+        """The finding families of ``source`` as the agent serves them now (the last sample's
+        again while its findings have not changed: a finding stays open for days of samples)."""
         found = [self._identify(f) for f in self.detector.evaluate(source=source) if f.source == source]
         for f in found:
             if f.active and f.key not in self._fired:
                 self._fired.add(f.key)
                 key = (f.rule, f.source, str(f.severity))
                 self.raised[key] = self.raised.get(key, 0) + 1
-        store = self._pipeline.store
-        engines = {name: st.engine for name, st in store.sources.items()}
         raised = {k: n for k, n in self.raised.items() if k[1] == source}
-        for fam in finding_metrics(found, raised, store.hosts, engines):
-            m = BY_NAME[fam.name]
-            yield m, [(s.name, tuple(s.labels), tuple(s.labels.values()), s.value) for s in fam.samples]
+        if not found and not raised:
+            return []
+        store = self._pipeline.store
+        state = (found, raised, store.hosts.get(source), store.sources[source].engine)
+        last = self._last.get(source)
+        if last is not None and last[0] == state:
+            return last[1]
+        engines = {source: state[3]}
+        out = [
+            (
+                BY_NAME[fam.name],
+                [(s.name, tuple(s.labels), tuple(s.labels.values()), s.value) for s in fam.samples],
+            )
+            for fam in finding_metrics(found, raised, store.hosts, engines)
+        ]
+        self._last[source] = (state, out)
+        return out
 
     def _identify(self, f: Finding) -> Finding:
         """The finding with its run's config hash, as the agent labels it."""
