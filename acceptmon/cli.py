@@ -112,6 +112,7 @@ def _backfill(args: argparse.Namespace) -> int:
         draft_config=args.draft_config,
         ssh_config=args.ssh_config,
         labels={"job": args.job, "instance": args.instance or f"{socket.gethostname()}:9469"},
+        names=args.name,
     )
 
 
@@ -443,6 +444,13 @@ def _add_backfill(sub: Any) -> None:
     bf.add_argument("--job", default="acceptmon", help="the scrape job's name, as live series carry it")
     bf.add_argument(
         "--instance", help="the agent's instance label, as live series carry it (default HOSTNAME:9469)"
+    )
+    bf.add_argument(
+        "--name",
+        action="append",
+        metavar="NAME",
+        help="the 'source' label for the SOURCE in the same position, as the agent's source 'name' "
+        "(default: the path or URL as given; a glob naming several logs cannot take one)",
     )
     _log_flags(bf)
     bf.set_defaults(func=_backfill)

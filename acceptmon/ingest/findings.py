@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
@@ -30,11 +31,17 @@ class FindingLog:
         self.cost = CostMeter()
         self._store = pipeline.store
         self._latest: dict[str, Finding] = {}
+        #: Findings that fired, by (rule, source, severity), as the agent counts them.
+        self.raised: Counter[tuple[str, str, str]] = Counter()
+        self._fired: set[str] = set()
         pipeline.consumers.append(self)
 
     def _changed(self, finding: Finding) -> None:
         self._latest[finding.key] = finding
         self.cost.note((finding,))
+        if finding.active and finding.key not in self._fired:
+            self._fired.add(finding.key)
+            self.raised[(finding.rule, finding.source, str(finding.severity))] += 1
 
     @property
     def findings(self) -> dict[str, Finding]:

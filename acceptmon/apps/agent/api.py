@@ -10,21 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from acceptmon.apps.agent.health import (
-    budget_metrics,
-    build_metrics,
-    checkpoint_metrics,
-    cost_metrics,
-    draft_metrics,
-    finding_metrics,
-    healthz,
-    http_metrics,
-    notify_metrics,
-    reload_metrics,
-    settings_metrics,
-    source_metrics,
-    workload_metrics,
-)
+from acceptmon.apps.agent.health import healthz
 from acceptmon.apps.agent.web.routes import (
     HttpError,
     PrefixRoutes,
@@ -37,7 +23,7 @@ from acceptmon.apps.agent.web.routes import (
 )
 from acceptmon.apps.agent.web.server import ConnectionStats
 from acceptmon.detect.runstats import RunStats, run_json, verdict_json
-from acceptmon.metrics.budget import hidden, over_budget
+from acceptmon.ingest.families import Served, served
 from acceptmon.metrics.collect import render
 from acceptmon.model import Run
 from acceptmon.notify.payload import finding_json
@@ -76,36 +62,33 @@ def _only(query: dict[str, list[str]], rows: list[dict[str, Any]]) -> list[dict[
 
 def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
     def extras() -> Any:
-        store, budget = agent.pipeline.store, agent.settings.max_exported_sources
-        yield from build_metrics()
-        yield from source_metrics({name: src.health() for name, (_, src) in agent.sources.items()})
-        if http is not None:
-            yield from http_metrics(http.snapshot(), http.open, http.tls_reload_errors)
-        yield from checkpoint_metrics(
-            agent.checkpoint.age(), agent.checkpoint.errors, agent.checkpoint.discarded, SYMLINKS.count
-        )
-        yield from reload_metrics(agent.reload_ok, agent.reload_at)
-        yield from budget_metrics(*over_budget(store.sources, budget))
-        beyond = hidden(store.sources, budget)
-        missing = {s: v for s, v in agent.origins.draft_missing.items() if s not in beyond}
-        yield from draft_metrics(missing)
         identities = agent.origins.identities
         # Only the workloads there are now: a deleted one's pod labels go with it.
         live = {s for _, src in agent.sources.values() for s in getattr(src, "series", list)()}
-        yield from workload_metrics(
-            {s: identities[s].labels for s in live if s in identities and s not in beyond}
-        )
-        unknown = {s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources() if s not in beyond}
-        yield from settings_metrics(unknown)
-        engines = {name: st.engine for name, st in store.sources.items()}
-        findings = [f for f in agent.announce.findings if f.source not in beyond]
-        raised = {key: n for key, n in agent.announce.raised.items() if key[1] not in beyond}
-        yield from finding_metrics(findings, raised, store.hosts, engines)
-        yield from cost_metrics({k: v for k, v in agent.cost.lost.items() if k[0] not in beyond}, engines)
+        notify = None
         if agent.announce.worker is not None:
             from acceptmon.notify import OUTCOMES
 
-            yield from notify_metrics(agent.announce.worker.notifier.stats(), OUTCOMES)
+            notify = (agent.announce.worker.notifier.stats(), OUTCOMES)
+        got = Served(
+            health={name: src.health() for name, (_, src) in agent.sources.items()},
+            findings=agent.announce.findings,
+            raised=agent.announce.raised,
+            draft_missing=agent.origins.draft_missing,
+            settings_unknown={s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources()},
+            workloads={s: identities[s].labels for s in live if s in identities},
+            checkpoint=(
+                agent.checkpoint.age(),
+                agent.checkpoint.errors,
+                agent.checkpoint.discarded,
+                SYMLINKS.count,
+            ),
+            reload=(agent.reload_ok, agent.reload_at),
+            http=None if http is None else (http.snapshot(), http.open, http.tls_reload_errors),
+            notify=notify,
+            lost=agent.cost.lost,
+        )
+        yield from served(agent.pipeline.store, agent.settings.max_exported_sources, got)
 
     with agent.lock:
         return render(agent.pipeline.store, [extras], agent.settings.max_exported_sources)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from acceptmon.apps.agent.health import notify_metrics
 from acceptmon.clock import ManualClock
+from acceptmon.ingest.families import notify_metrics
 from acceptmon.notify.dedupe import Ledger
 from acceptmon.notify.queue import OUTCOMES, DeliveryQueue, Policy
 from acceptmon.notify.transport import Response
