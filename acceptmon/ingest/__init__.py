@@ -296,6 +296,8 @@ class Pipeline:
             self.count_error(record.meta.source, record.meta.lineno, record.kind)
             return None
         else:
+            if type(record) is SpecSample and record.suspect:
+                self.count_error(record.meta.source, record.meta.lineno, OUT_OF_RANGE)
             self._route_other(record)
         return record
 

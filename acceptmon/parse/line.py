@@ -208,18 +208,23 @@ class LineParser:
 
     def _llamacpp(self, text: str, lineno: int) -> Record | None:
         """llama.cpp: a request's acceptance, or a start-up line (a start is emitted at its slots)."""
-        msg, since, _ = llamacpp.unwrap(text)
+        msg, since, _, wall = llamacpp.unwrap(text)
         json_time = self._json_time
         if llamacpp.MARKER in msg:
             if not llamacpp.message_start(msg, "draft acceptance"):
                 return None
             acc = llamacpp.parse(msg)
-            meta = Meta(self.source, lineno, self._llama_ts(since, json_time, lineno))
-            if acc is None or (acc.mean_len is not None and not 1.0 <= acc.mean_len <= sglang.MAX_ACCEPT_LEN):
+            ts = self._local.aware(wall) if wall is not None else self._llama_ts(since, json_time, lineno)
+            meta = Meta(self.source, lineno, ts)
+            if acc is None:
                 return ParseError(meta, "llamacpp: draft acceptance out of range or unreadable", OUT_OF_RANGE)
+            mean = acc.mean_len
+            fits = llamacpp.mean_len_fits(acc)
+            if mean is not None and not 1.0 <= mean <= sglang.MAX_ACCEPT_LEN:
+                mean = None  # printed, but no accept length: keep the exact counts
             return SpecSample(
-                meta, acc.rate, acc.mean_len, acc.accepted, acc.generated, acc.per_position,
-                engine_name="llamacpp",
+                meta, acc.rate, mean, acc.accepted, acc.generated, acc.per_position,
+                engine_name="llamacpp", suspect=not fits,
             )  # fmt: skip
         marker = next((m for m in _LLAMACPP if m in msg), "")
         if not marker or not llamacpp.message_start(msg, marker):
@@ -231,6 +236,7 @@ class LineParser:
             return None
         if kind == "model":
             ts = self._llama_ts(since, json_time, lineno, restart=not self._build)
+            ts = self._local.aware(wall) if wall is not None else ts
             self._startup = llamacpp.Startup(lineno, ts.timestamp() if ts else None, {**self._build, **facts})
             self._build = {}
             return None
