@@ -86,6 +86,7 @@ class LineParser:
         "_times",
         "_unwrapping",
         "_vclock",
+        "_vllm_opened",
         "in_request",
         "source",
     )
@@ -102,6 +103,8 @@ class LineParser:
         self._prefixes = PrefixCache(self._local)
         self._vclock = vllm.VllmClock(year_hint, year, zone)
         self._engine: int | None = None
+        #: vLLM: a start line was read and no metrics line since (see ``_spec``).
+        self._vllm_opened = False
         self._shapes = DecodeShapes()
         self._prefill_shapes = PrefillShapes()
         self._clock = llamacpp.ProcessClock(year_hint if callable(year_hint) else (lambda: year_hint))
@@ -360,7 +363,14 @@ class LineParser:
             ts = self._runtime(lineno)
         meta = Meta(self.source, lineno, ts, vllm.ranks_of(prefix))
         if marker in vllm.START_MARKERS:
+            # v1's engine core logs its config after the API server's non-default args (and,
+            # in older releases, once per DP engine): it opens a run only if nothing did since
+            # the last metrics line.
+            opened, self._vllm_opened = self._vllm_opened, True
+            if marker == vllm.ENGINE_V1 and opened:
+                return None
             return vllm.parse_start(marker, text[at + len(marker) :], meta)
+        self._vllm_opened = False
         engine, self._engine = self._engine, None
         return vllm.parse_spec(text[at + len(marker) :], meta, engine)
 

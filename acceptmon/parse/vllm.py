@@ -20,9 +20,16 @@ from acceptmon.text.redact import redact_args
 
 MARKERS = ("SpecDecoding metrics:", "Speculative metrics:")
 #: Start lines: v1's API server prints the arguments that differ from the defaults (a dict
-#: repr); v0's engine prints ``Initializing an LLM engine (v0.6.3) with config: model=…, …)``.
-NON_DEFAULT, ENGINE_CONFIG = "non-default args:", "Initializing an LLM engine"
-START_MARKERS = (NON_DEFAULT, ENGINE_CONFIG)
+#: repr); v0's engine prints ``Initializing an LLM engine (v0.6.3) with config: model=…, …)``,
+#: v1's engine core ``Initializing a V1 LLM engine (v0.11.0) with config: model=…,
+#: speculative_config=SpeculativeConfig(method=…, model=…, num_spec_tokens=3), …`` (``core.py``;
+#: it opens a run only when no ``non-default args`` line opened it, see ``parse/line.py``).
+NON_DEFAULT, ENGINE_CONFIG, ENGINE_V1 = (
+    "non-default args:",
+    "Initializing an LLM engine",
+    "Initializing a V1 LLM engine",
+)
+START_MARKERS = (NON_DEFAULT, ENGINE_CONFIG, ENGINE_V1)
 
 _NUM = r"(-?\d++(?:\.\d++)?+(?:[eE][-+]?\d++)?+|nan|inf)"
 _KEYS = re.compile(
@@ -209,7 +216,7 @@ def ranks_of(prefix: str) -> tuple[tuple[str, int], ...]:
 def parse_start(marker: str, body: str, meta: Meta) -> ServerStart | ParseError:
     """The text after a start marker → a ServerStart with redacted args.
 
-    v0's config line carries the version (``vllm_version``) in front of ``with config:``.
+    The engine config lines (v0, v1) carry the version (``vllm_version``) before ``with config:``.
     """
     if len(body) > MAX_ARGS_CHARS:
         return ParseError(meta, "vllm start: line too large", TOO_LARGE)
