@@ -355,7 +355,7 @@ class LineParser:
             return runtime.parse(marker, message, meta)
         return sglang.crash(message, meta)
 
-    def _spec(self, text: str, at: int, marker: str, lineno: int) -> Record:
+    def _spec(self, text: str, at: int, marker: str, lineno: int) -> Record | None:
         prefix = text[:at]
         wall = vllm.timestamp(prefix, self._vclock)
         ts = self._local.aware(wall) if wall is not None else None
