@@ -54,6 +54,7 @@ def _oneshot(args: argparse.Namespace) -> int:
 
 def _runs(args: argparse.Namespace) -> int:
     from acceptmon.apps import runs as runsview
+    from acceptmon.runs.declared import declared_spec, parse_flags
 
     tz = _zone(args.timezone)
     if tz is None:
@@ -63,6 +64,11 @@ def _runs(args: argparse.Namespace) -> int:
             "acceptmon: --follow draws a live view; it cannot be combined with --format json", file=sys.stderr
         )
         return 2
+    try:
+        declared = declared_spec(parse_flags(args.speculative or []))
+    except ValueError as exc:
+        print(f"acceptmon: {exc}", file=sys.stderr)
+        return 2
     return runsview.main(
         args.sources,
         fmt=args.format,
@@ -70,6 +76,7 @@ def _runs(args: argparse.Namespace) -> int:
         draft_config=args.draft_config,
         follow=args.follow,
         ssh_config=args.ssh_config,
+        declared=declared,
     )
 
 
@@ -383,6 +390,14 @@ def _add_runs(sub: Any) -> None:
         "--format", choices=("table", "json"), default="table", help="table (default) or json for scripts"
     )
     _log_flags(runs)
+    runs.add_argument(
+        "--speculative",
+        metavar="KEY=N",
+        action="append",
+        help="speculative settings for runs whose start line is not in the log (rotated away), as "
+        "the agent's per-source speculative: takes them: num_steps, num_draft_tokens, topk; repeat "
+        "for each key (e.g. --speculative num_steps=3). Turns accept lengths into rates",
+    )
     runs.add_argument(
         "--follow",
         action="store_true",

@@ -45,6 +45,8 @@ class RunStats:
     last_ts: datetime | None = None
     #: The latest intervals' accept len, for the live view's sparkline.
     recent: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT))
+    #: Intervals with acceptance counts but no accept len (llama.cpp's old line): the rate only.
+    counted: int = 0
 
     @property
     def intervals(self) -> int:
@@ -66,7 +68,8 @@ class RunStats:
         return self.rate_tokens / self.tokens if self.tokens else None
 
     def settings(self) -> str:
-        return describe_settings(self.run)
+        top = max((v for h in self.hists.strata.values() for v in h), default=None)
+        return describe_settings(self.run, top / 100 if top is not None else None, self.counted)
 
     def change(self) -> str:
         return describe_change(self.run)
@@ -96,14 +99,20 @@ class RunTable:
         self.runs.setdefault(run.source, {})[run.run_id] = RunStats(run)
 
     def observe(self, record: Record) -> None:
-        if not isinstance(record, DecodeSample | SpecSample) or record.accept_len is None:
+        if not isinstance(record, DecodeSample | SpecSample):
             return
         run = self._tracker.current(record.meta.source)
-        if run is None:
+        if run is None or (record.accept_len is None and record.accept_rate is None):
             return
         stats = self.runs.setdefault(run.source, {}).get(run.run_id)
         if stats is None:
             stats = self.runs[run.source][run.run_id] = RunStats(run)
+        if record.accept_len is None:
+            stats.counted += 1
+            stats.tokens += 1.0
+            stats.rate_tokens += record.accept_rate or 0.0
+            stats.last_ts = record.meta.ts or stats.last_ts
+            return
         running = record.running_req if isinstance(record, DecodeSample) else None
         stats.hists.add(load_bucket(running, self._edges), centi(record.accept_len))
         if record.accept_rate is not None:

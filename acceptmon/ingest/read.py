@@ -18,6 +18,7 @@ from datetime import tzinfo
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
+from acceptmon.model import SpecConfig
 from acceptmon.runs.draft_config import draft_reader
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.chunks import read_chunks
@@ -72,10 +73,16 @@ def new_pipeline(
     readers: dict[str, FileReader] | None = None,
     *,
     run_table: bool = True,
+    declared: SpecConfig | None = None,
 ) -> tuple[Pipeline, RunTable]:
     """The reading commands' pipeline (saved draft configs, else each log's own host) with a
-    run table as its consumer (unless ``run_table`` is False: then the table stays empty)."""
-    pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers or {}))
+    run table as its consumer (unless ``run_table`` is False: then the table stays empty).
+    ``declared``: the speculative settings of runs whose start line is not in the log."""
+    pipeline = build_pipeline(
+        tz,
+        draft=draft_reader(draft_config or [], readers or {}),
+        declared=(lambda _source: declared) if declared is not None else None,
+    )
     table = RunTable(pipeline.tracker)
     if run_table:
         pipeline.consumers.append(table)
@@ -134,7 +141,8 @@ def collect(
     tz: tzinfo,
     draft_config: list[str] | None = None,
     readers: dict[str, FileReader] | None = None,
+    declared: SpecConfig | None = None,
 ) -> tuple[Pipeline, RunTable, list[str]]:
     """Feed every log (each file of it in order) and return the run table and the problems met."""
-    pipeline, table = new_pipeline(tz, draft_config, readers)
+    pipeline, table = new_pipeline(tz, draft_config, readers, declared=declared)
     return pipeline, table, read_logs(pipeline, logs)

@@ -5,6 +5,8 @@ The numbers per run are ``detect.runstats.RunTable``'s, the one per-run summary.
 
 from __future__ import annotations
 
+import math
+
 from acceptmon.model import Run
 from acceptmon.runs import SEGMENT_KINDS
 
@@ -40,8 +42,26 @@ def _short(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def describe_settings(run: Run) -> str:
+def describe_settings(run: Run, top_len: float | None = None, counted: int = 0) -> str:
+    """The run's speculative settings, only those known (vLLM has no topk or tree tokens).
+
+    Without a start line or declared settings, acceptance in the log still shows speculation is
+    on: ``top_len`` (the highest accept len seen) bounds the steps from below, said as inferred;
+    ``counted`` intervals had counts but no accept length (llama.cpp's old line).
+    """
     s = run.spec
-    if not s.algorithm:
-        return "no speculative decoding"
-    return f"{s.algorithm} steps={s.num_steps} topk={s.eagle_topk} draft_tokens={s.num_draft_tokens}"
+    if s.algorithm:
+        known = (("steps", s.num_steps), ("topk", s.eagle_topk), ("draft_tokens", s.num_draft_tokens))
+        return " ".join([s.algorithm, *(f"{k}={v}" for k, v in known if v is not None)])
+    if top_len is not None and top_len > 1.0:
+        steps = max(1, math.ceil(top_len - 1.0 - 1e-9))
+        return (
+            f"speculative decoding (settings not logged; steps >= {steps}, inferred from accept len"
+            f" up to {top_len:.2f}; give them with --speculative num_steps=N)"
+        )
+    if top_len is not None or counted:
+        return (
+            f"speculative decoding (settings not logged; {counted} requests with acceptance counts"
+            " but no accept length, so no verdict: see the rate)"
+        )
+    return "no speculative decoding seen"

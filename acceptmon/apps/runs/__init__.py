@@ -19,6 +19,7 @@ from acceptmon.detect import table as render
 from acceptmon.detect.runstats import RunTable, run_json, verdict_json
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.read import collect, opened
+from acceptmon.model import SpecConfig
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
 from acceptmon.text.printable import printable
@@ -53,6 +54,7 @@ def main(
     draft_config: list[str] | None = None,
     follow: bool = False,
     ssh_config: str | None = None,
+    declared: SpecConfig | None = None,
 ) -> int:
     try:
         with opened(sources, ssh_config) as (logs, readers):
@@ -64,6 +66,7 @@ def main(
                 follow=follow,
                 ssh_config=ssh_config,
                 readers=readers,
+                declared=declared,
             )
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
@@ -79,12 +82,17 @@ def _report(
     follow: bool,
     ssh_config: str | None,
     readers: dict[str, FileReader],
+    declared: SpecConfig | None,
 ) -> int:
     if follow:
         from acceptmon.apps.runs.live import follow_logs
 
-        return WORSE if follow_logs(logs, tz, draft_config, ssh_config=ssh_config, readers=readers) else 0
-    pipeline, table, problems = collect(logs, tz, draft_config, readers)
+        return (
+            WORSE
+            if follow_logs(logs, tz, draft_config, ssh_config=ssh_config, readers=readers, declared=declared)
+            else 0
+        )
+    pipeline, table, problems = collect(logs, tz, draft_config, readers, declared)
     for problem in problems:
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     names = [lg.name for lg in logs]
