@@ -47,6 +47,8 @@ class RunStats:
     recent: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT))
     #: Intervals with acceptance counts but no accept len (llama.cpp's old line): the rate only.
     counted: int = 0
+    #: Draft positions the engine reported rates for (LMDeploy, vLLM): the steps, when unlogged.
+    positions: int = 0
 
     @property
     def intervals(self) -> int:
@@ -69,7 +71,9 @@ class RunStats:
 
     def settings(self) -> str:
         top = max((v for h in self.hists.strata.values() for v in h), default=None)
-        return describe_settings(self.run, top / 100 if top is not None else None, self.counted)
+        return describe_settings(
+            self.run, top / 100 if top is not None else None, self.counted, self.positions
+        )
 
     def change(self) -> str:
         return describe_change(self.run)
@@ -107,6 +111,8 @@ class RunTable:
         stats = self.runs.setdefault(run.source, {}).get(run.run_id)
         if stats is None:
             stats = self.runs[run.source][run.run_id] = RunStats(run)
+        if isinstance(record, SpecSample):
+            stats.positions = max(stats.positions, len(record.per_position))
         if record.accept_len is None:
             stats.counted += 1
             stats.tokens += 1.0

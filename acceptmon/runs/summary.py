@@ -42,17 +42,23 @@ def _short(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def describe_settings(run: Run, top_len: float | None = None, counted: int = 0) -> str:
+def describe_settings(run: Run, top_len: float | None = None, counted: int = 0, positions: int = 0) -> str:
     """The run's speculative settings, only those known (vLLM has no topk or tree tokens).
 
     Without a start line or declared settings, acceptance in the log still shows speculation is
-    on: ``top_len`` (the highest accept len seen) bounds the steps from below, said as inferred;
-    ``counted`` intervals had counts but no accept length (llama.cpp's old line).
+    on: a rate per draft position (``positions``) gives the steps, else ``top_len`` (the highest
+    accept len seen) bounds them from below, said as inferred; ``counted`` intervals had counts
+    but no accept length (llama.cpp's old line).
     """
     s = run.spec
     if s.algorithm:
         known = (("steps", s.num_steps), ("topk", s.eagle_topk), ("draft_tokens", s.num_draft_tokens))
         return " ".join([s.algorithm, *(f"{k}={v}" for k, v in known if v is not None)])
+    if positions:
+        return (
+            f"speculative decoding (settings not logged; steps={positions}, inferred from the"
+            f" {positions} per-position rates; give them with --speculative num_steps=N)"
+        )
     if top_len is not None and top_len > 1.0:
         steps = max(1, math.ceil(top_len - 1.0 - 1e-9))
         return (
