@@ -10,11 +10,14 @@ import traceback
 from collections.abc import Sequence
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acceptmon import __version__, extras
 from acceptmon.apps.agent import startup
 from acceptmon.text.printable import printable_logs
+
+if TYPE_CHECKING:
+    from acceptmon.model import SpecConfig
 
 EPILOG = """\
 examples:
@@ -35,11 +38,36 @@ def _zone(name: str | None) -> tzinfo | None:
         return None
 
 
+def _declared(args: argparse.Namespace) -> tuple[bool, SpecConfig | None]:
+    """``--speculative KEY=N`` as run settings; (False, None) after saying what is wrong."""
+    from acceptmon.runs.declared import declared_spec, parse_flags
+
+    try:
+        return True, declared_spec(parse_flags(args.speculative or []))
+    except ValueError as exc:
+        print(f"acceptmon: {exc}", file=sys.stderr)
+        return False, None
+
+
+def _speculative_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--speculative",
+        metavar="KEY=N",
+        action="append",
+        help="speculative settings for runs whose start line is not in the log (rotated away), as "
+        "the agent's per-source speculative: takes them: num_steps, num_draft_tokens, topk; repeat "
+        "for each key (e.g. --speculative num_steps=3). Turns accept lengths into rates and tokens",
+    )
+
+
 def _oneshot(args: argparse.Namespace) -> int:
     from acceptmon.apps import oneshot
 
     tz = _zone(args.timezone)
     if tz is None:
+        return 2
+    ok, declared = _declared(args)
+    if not ok:
         return 2
     return oneshot.main(
         args.sources,
@@ -49,25 +77,23 @@ def _oneshot(args: argparse.Namespace) -> int:
         year=args.year,
         draft_config=args.draft_config,
         ssh_config=args.ssh_config,
+        declared=declared,
     )
 
 
 def _runs(args: argparse.Namespace) -> int:
     from acceptmon.apps import runs as runsview
-    from acceptmon.runs.declared import declared_spec, parse_flags
 
     tz = _zone(args.timezone)
     if tz is None:
+        return 2
+    ok, declared = _declared(args)
+    if not ok:
         return 2
     if args.follow and args.format == "json":
         print(
             "acceptmon: --follow draws a live view; it cannot be combined with --format json", file=sys.stderr
         )
-        return 2
-    try:
-        declared = declared_spec(parse_flags(args.speculative or []))
-    except ValueError as exc:
-        print(f"acceptmon: {exc}", file=sys.stderr)
         return 2
     return runsview.main(
         args.sources,
@@ -263,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
         "file's modification time)",
     )
     _log_flags(one)
+    _speculative_flag(one)
     one.set_defaults(func=_oneshot)
 
     _add_runs(sub)
@@ -390,14 +417,7 @@ def _add_runs(sub: Any) -> None:
         "--format", choices=("table", "json"), default="table", help="table (default) or json for scripts"
     )
     _log_flags(runs)
-    runs.add_argument(
-        "--speculative",
-        metavar="KEY=N",
-        action="append",
-        help="speculative settings for runs whose start line is not in the log (rotated away), as "
-        "the agent's per-source speculative: takes them: num_steps, num_draft_tokens, topk; repeat "
-        "for each key (e.g. --speculative num_steps=3). Turns accept lengths into rates",
-    )
+    _speculative_flag(runs)
     runs.add_argument(
         "--follow",
         action="store_true",

@@ -72,3 +72,19 @@ def test_lmdeploy_stats_are_speculation(capsys: pytest.CaptureFixture[str]) -> N
     code, out = _runs(capsys, str(DATA / "lmdeploy" / "stats.log"))
     assert code == 0 and "no speculative decoding" not in out
     assert "steps=3, inferred from the 3 per-position rates" in " ".join(out.split())
+
+
+def test_oneshot_takes_the_same_flag_and_counts_tokens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = str(_rotated(tmp_path))
+
+    def accepted(*flags: str) -> float:
+        assert main(["oneshot", "--timezone", "UTC", *flags, log]) == 0
+        line = next(
+            t for t in capsys.readouterr().out.splitlines() if t.startswith("acceptmon_spec_accepted")
+        )
+        return float(line.rsplit(" ", 1)[1])
+
+    assert accepted() == 0.0  # accept len alone: no tokens without the steps
+    assert accepted("--speculative", "num_steps=3") > 0.0
