@@ -87,6 +87,7 @@ class LineParser:
         "_unwrapping",
         "_vclock",
         "_vllm_opened",
+        "_vllm_version",
         "in_request",
         "source",
     )
@@ -105,6 +106,8 @@ class LineParser:
         self._engine: int | None = None
         #: vLLM: a start line was read and no metrics line since (see ``_spec``).
         self._vllm_opened = False
+        #: vLLM: the API server's version line, for the ``non-default args`` line after it.
+        self._vllm_version: str | None = None
         self._shapes = DecodeShapes()
         self._prefill_shapes = PrefillShapes()
         self._clock = llamacpp.ProcessClock(year_hint if callable(year_hint) else (lambda: year_hint))
@@ -362,6 +365,9 @@ class LineParser:
         if ts is None and not self._unwrapping:
             ts = self._runtime(lineno)
         meta = Meta(self.source, lineno, ts, vllm.ranks_of(prefix))
+        if marker == vllm.VERSION:
+            self._vllm_version = vllm.version_of(text[at + len(marker) :])
+            return None
         if marker in vllm.START_MARKERS:
             # v1's engine core logs its config after the API server's non-default args (and,
             # in older releases, once per DP engine): it opens a run only if nothing did since
@@ -369,7 +375,11 @@ class LineParser:
             opened, self._vllm_opened = self._vllm_opened, True
             if marker == vllm.ENGINE_V1 and opened:
                 return None
-            return vllm.parse_start(marker, text[at + len(marker) :], meta)
+            record = vllm.parse_start(marker, text[at + len(marker) :], meta)
+            version, self._vllm_version = self._vllm_version, None
+            if marker == vllm.NON_DEFAULT and version and isinstance(record, ServerStart):
+                return ServerStart(record.meta, {"vllm_version": version, **record.args})
+            return record
         self._vllm_opened = False
         engine, self._engine = self._engine, None
         return vllm.parse_spec(text[at + len(marker) :], meta, engine)

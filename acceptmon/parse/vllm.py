@@ -24,12 +24,15 @@ MARKERS = ("SpecDecoding metrics:", "Speculative metrics:")
 #: v1's engine core ``Initializing a V1 LLM engine (v0.11.0) with config: model=…,
 #: speculative_config=SpeculativeConfig(method=…, model=…, num_spec_tokens=3), …`` (``core.py``;
 #: it opens a run only when no ``non-default args`` line opened it, see ``parse/line.py``).
-NON_DEFAULT, ENGINE_CONFIG, ENGINE_V1 = (
+#: ``setup_server`` logs ``vLLM API server version 0.11.0`` just before the non-default args.
+NON_DEFAULT, ENGINE_CONFIG, ENGINE_V1, VERSION = (
     "non-default args:",
     "Initializing an LLM engine",
     "Initializing a V1 LLM engine",
+    "vLLM API server version ",
 )
-START_MARKERS = (NON_DEFAULT, ENGINE_CONFIG, ENGINE_V1)
+START_MARKERS = (NON_DEFAULT, ENGINE_CONFIG, ENGINE_V1, VERSION)
+_VERSION = re.compile(r"v?(\d[0-9A-Za-z.+-]{0,39})\s*$")
 
 _NUM = r"(-?\d++(?:\.\d++)?+(?:[eE][-+]?\d++)?+|nan|inf)"
 _KEYS = re.compile(
@@ -211,6 +214,12 @@ def _parse_spec(body: str, meta: Meta, engine: int | None) -> SpecSample | Parse
 def ranks_of(prefix: str) -> tuple[tuple[str, int], ...]:
     """``(EngineCore_DP1 pid=7)`` / ``(Worker_TP0 pid=9)`` → (("dp", 1),) / (("tp", 0),)."""
     return tuple((kind.lower(), int(num)) for kind, num in _PROC.findall(prefix))
+
+
+def version_of(text: str) -> str | None:
+    """``0.11.0`` of the API server's version line, or None for anything else."""
+    m = _VERSION.match(text.strip())
+    return m.group(1) if m else None
 
 
 def parse_start(marker: str, body: str, meta: Meta) -> ServerStart | ParseError:

@@ -17,7 +17,7 @@ def test_the_engine_line_opens_a_run_only_without_non_default_args_first() -> No
     parser = LineParser("s", datetime(2026, 12, 1, 12, 0, tzinfo=UTC))
     lines = SAMPLE.read_text().splitlines()
     starts = [r for i, t in enumerate(lines, 1) if isinstance(r := parser.parse(t, i), ServerStart)]
-    assert [s.meta.lineno for s in starts] == [2, 5]  # line 6 follows line 5's non-default args
+    assert [s.meta.lineno for s in starts] == [2, 6]  # line 7 follows line 6's non-default args
     first = starts[0].args
     assert first["vllm_version"] == "0.11.0"
     assert first["speculative_config"] == {
@@ -31,9 +31,10 @@ def test_the_run_it_opens_has_the_draft_and_the_version_in_its_snapshot() -> Non
     p = Pipeline()
     p.feed(Chunk("s", tuple(SAMPLE.read_text().splitlines()), 1))
     runs = p.tracker.runs("s")
-    assert [r.started_lineno for r in runs] == [2, 5]
-    config = runs[0].config
-    assert config is not None and config.server_args["vllm_version"] == "0.11.0"
+    assert [r.started_lineno for r in runs] == [2, 6]
+    configs = [r.config.server_args if r.config else {} for r in runs]
+    # The engine line's version; after non-default args, the API server's version line before them.
+    assert [c.get("vllm_version") for c in configs] == ["0.11.0", "0.11.1"]
     assert (runs[0].spec.slots, runs[1].spec.slots) == (3, 4)
 
 
