@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import reduce
 from operator import add, mul
@@ -49,6 +49,8 @@ class RunStats:
     counted: int = 0
     #: Draft positions the engine reported rates for (LMDeploy, vLLM): the steps, when unlogged.
     positions: int = 0
+    #: The counts-only intervals' accept rates in per mille: the verdict when no run has accept lens.
+    rate_hists: Hists = field(default_factory=Hists)
 
     @property
     def intervals(self) -> int:
@@ -86,9 +88,11 @@ class RunStats:
         start, end = self.run.started, self.last_ts
         return (end - start).total_seconds() if start and end else None
 
-    def level(self) -> RunLevel:
+    def level(self, rates: bool = False) -> RunLevel:
+        """What the verdict compares: accept lens, or (``rates``) the counts-only accept rates."""
         config = self.run.config.hash if self.run.config else f"unknown:{self.run.run_id}"
-        return RunLevel(self.run.run_id, config, self.hists.copy(), self.intervals)
+        hists = self.rate_hists if rates else self.hists
+        return RunLevel(self.run.run_id, config, hists.copy(), hists.n)
 
 
 class RunTable:
@@ -114,6 +118,7 @@ class RunTable:
         if isinstance(record, SpecSample):
             stats.positions = max(stats.positions, len(record.per_position))
         if record.accept_len is None:
+            stats.rate_hists.add(0, round(1000 * (record.accept_rate or 0.0)))
             stats.counted += 1
             stats.tokens += 1.0
             stats.rate_tokens += record.accept_rate or 0.0
@@ -165,7 +170,10 @@ class RunTable:
         return list(self.runs.get(source, {}).values())
 
     def verdict(self, source: str) -> Verdict | None:
-        return judge([s.level() for s in self.of(source)])
+        runs = self.of(source)
+        if any(s.hists.n for s in runs) or not any(s.counted for s in runs):
+            return judge([s.level() for s in runs])
+        return _measured(judge([s.level(rates=True) for s in runs]), "accept rate")
 
     def checkpoint(self) -> dict[str, Any]:
         """What survives a restart: each kept run's histograms and rate sums (bounded by ``KEEP``)."""
@@ -220,6 +228,13 @@ def _stats_from(run: Run, raw: Any) -> RunStats | str:
         # The field, never the value (values may be secrets).
         return str(exc) if isinstance(exc, WrongShape) else type(exc).__name__
     return stats
+
+
+def _measured(v: Verdict | None, measure: str) -> Verdict | None:
+    """The verdict (and the one against the last good run) as a comparison of ``measure``."""
+    if v is None:
+        return None
+    return replace(v, measure=measure, good=_measured(v.good, measure))
 
 
 def run_json(r: RunStats) -> dict[str, Any]:

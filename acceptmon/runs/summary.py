@@ -68,6 +68,6 @@ def describe_settings(run: Run, top_len: float | None = None, counted: int = 0, 
     if top_len is not None or counted:
         return (
             f"speculative decoding (settings not logged; {counted} requests with acceptance counts"
-            " but no accept length, so no verdict: see the rate)"
+            " but no accept length: runs are compared by accept rate)"
         )
     return "no speculative decoding seen"

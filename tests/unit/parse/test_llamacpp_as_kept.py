@@ -56,3 +56,17 @@ def test_a_mean_len_the_counts_do_not_allow_keeps_the_counts_and_counts_a_warnin
     assert stats.error_kinds["out_of_range"] == 2
     assert stats.counters["accepted_tokens"] == 50 + 49 + 22 + 10 + 30 + 40 + 30 + 5 + 4
     assert stats.counters["draft_tokens"] == 70 + 80 + 40 + 20 + 40 + 50 + 50 + 20 + 8
+
+
+def test_the_split_old_line_after_a_start_keeps_every_count() -> None:
+    import re
+
+    path = SAMPLE.parent / "old-rate-restart.log"
+    parser = LineParser("s", datetime(2026, 12, 1, 12, 0, tzinfo=UTC))
+    lines = path.read_text().splitlines()
+    specs = [r for i, t in enumerate(lines, 1) if isinstance(r := parser.parse(t, i), SpecSample)]
+    printed = re.findall(r"\( *(\d+) accepted / *(\d+) generated\)", path.read_text())
+    assert len(specs) == 80 and [(s.accepted_tokens, s.drafted_tokens) for s in specs] == [
+        (int(a), int(g)) for a, g in printed
+    ]
+    assert all(s.accept_len is None and not s.suspect for s in specs)

@@ -88,3 +88,12 @@ def test_oneshot_takes_the_same_flag_and_counts_tokens(
 
     assert accepted() == 0.0  # accept len alone: no tokens without the steps
     assert accepted("--speculative", "num_steps=3") > 0.0
+
+
+def test_llamacpp_counts_only_runs_get_a_verdict_on_their_rate(capsys: pytest.CaptureFixture[str]) -> None:
+    """Two starts (the draft changed), 40 requests each of the old split line: judged by rate."""
+    code, out = _runs(capsys, "--format", "json", str(DATA / "llamacpp" / "old-rate-restart.log"))
+    doc = json.loads(out)
+    assert code == 3 and [r["accept_rate"] is not None for r in doc["runs"]] == [True, True]
+    verdict = doc["verdict"]
+    assert verdict["state"] == "worse" and verdict["words"].startswith("r2 vs r1: WORSE, accept rate -")
