@@ -84,6 +84,7 @@ def unwrap(text: str) -> Message:
         except ValueError:
             return Message(text)
         text = text[v.end() :]
+    text = text.lstrip(" \t")
     if text.startswith("{") and '"msg"' in text:
         try:
             doc = json.loads(text)
@@ -96,7 +97,7 @@ def unwrap(text: str) -> Message:
         return Message(text, wall=wall)
     m = _REL_PREFIX.match(text)
     if m is None:
-        return Message(text.lstrip(" \t"), wall=wall)
+        return Message(text, wall=wall)
     minutes, seconds, ms, us = (int(g) for g in m.groups())
     return Message(text[m.end() :].lstrip(" \t"), minutes * 60 + seconds + ms / 1e3 + us / 1e6, None, wall)
 

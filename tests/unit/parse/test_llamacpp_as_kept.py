@@ -33,6 +33,7 @@ def test_every_form_is_read_with_its_exact_counts() -> None:
         (11, 30, 50),  # mean len 1.00 with 30 accepted: cannot be
         (13, 5, 20),  # split, each physical line behind the viewer's prefix
         (14, 4, 8),  # mean len below 1
+        (15, 6, 12),  # indented before "[pid] " and the relative clock
     ]
     assert all(s.engine_name == "llamacpp" for s in specs)
 
@@ -54,8 +55,8 @@ def test_a_mean_len_the_counts_do_not_allow_keeps_the_counts_and_counts_a_warnin
     p.feed(Chunk("s", tuple(SAMPLE.read_text().splitlines()), 1))
     stats = p.store.stats("s")
     assert stats.error_kinds["out_of_range"] == 2
-    assert stats.counters["accepted_tokens"] == 50 + 49 + 22 + 10 + 30 + 40 + 30 + 5 + 4
-    assert stats.counters["draft_tokens"] == 70 + 80 + 40 + 20 + 40 + 50 + 50 + 20 + 8
+    assert stats.counters["accepted_tokens"] == 50 + 49 + 22 + 10 + 30 + 40 + 30 + 5 + 4 + 6
+    assert stats.counters["draft_tokens"] == 70 + 80 + 40 + 20 + 40 + 50 + 50 + 20 + 8 + 12
 
 
 def test_the_split_old_line_after_a_start_keeps_every_count() -> None:
