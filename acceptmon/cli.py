@@ -102,6 +102,7 @@ def _runs(args: argparse.Namespace) -> int:
         draft_config=args.draft_config,
         follow=args.follow,
         ssh_config=args.ssh_config,
+        state_dir=args.state_dir,
         declared=declared,
     )
 
@@ -122,6 +123,7 @@ def _report(args: argparse.Namespace) -> int:
         tz=tz,
         draft_config=args.draft_config,
         ssh_config=args.ssh_config,
+        state_dir=args.state_dir,
     )
 
 
@@ -398,6 +400,16 @@ def _log_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _recorded_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="an agent's state directory: each start's draft config.json as the agent recorded it "
+        "then (matched by start time and draft path; --timezone as the agent's), before --draft-config "
+        "or the file on disk today",
+    )
+
+
 def _add_runs(sub: Any) -> None:
     runs = sub.add_parser(
         "runs",
@@ -417,6 +429,7 @@ def _add_runs(sub: Any) -> None:
         "--format", choices=("table", "json"), default="table", help="table (default) or json for scripts"
     )
     _log_flags(runs)
+    _recorded_flag(runs)
     _speculative_flag(runs)
     runs.add_argument(
         "--follow",
@@ -441,6 +454,7 @@ def _add_report(sub: Any) -> None:
     rep.add_argument("-o", "--output", metavar="FILE", help="the HTML file to write")
     rep.add_argument("--png", metavar="DIR", help="also (or only) write the plots as PNG files here")
     _log_flags(rep)
+    _recorded_flag(rep)
     rep.set_defaults(func=_report)
 
 

@@ -311,6 +311,9 @@ class ConfigDiff:
     changed: tuple[tuple[str, Any, Any], ...] = ()
     added: tuple[tuple[str, Any], ...] = ()
     removed: tuple[tuple[str, Any], ...] = ()
+    #: Parts of the config that could not be compared: ``("draft",)`` when a draft model's
+    #: config.json was not read on one side, so a change inside it cannot be seen.
+    unread: tuple[str, ...] = ()
 
     def keys(self) -> list[str]:
         return [k for k, *_ in self.changed] + [k for k, _ in self.added] + [k for k, _ in self.removed]

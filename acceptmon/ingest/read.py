@@ -18,6 +18,7 @@ from datetime import tzinfo
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
+from acceptmon.ingest.joins import JoinClock
 from acceptmon.model import SpecConfig
 from acceptmon.runs.draft_config import draft_reader
 from acceptmon.sources.base import FileReader
@@ -73,14 +74,16 @@ def new_pipeline(
     readers: dict[str, FileReader] | None = None,
     *,
     run_table: bool = True,
+    state_dir: str | None = None,
     declared: SpecConfig | None = None,
 ) -> tuple[Pipeline, RunTable]:
-    """The reading commands' pipeline (saved draft configs, else each log's own host) with a
-    run table as its consumer (unless ``run_table`` is False: then the table stays empty).
-    ``declared``: the speculative settings of runs whose start line is not in the log."""
+    """The reading commands' pipeline (draft configs the agent recorded under ``state_dir``,
+    else saved copies, else each log's own host) with a run table as its consumer (unless
+    ``run_table`` is False: then the table stays empty). ``declared``: the speculative
+    settings of runs whose start line is not in the log."""
     pipeline = build_pipeline(
         tz,
-        draft=draft_reader(draft_config or [], readers or {}),
+        draft=draft_reader(draft_config or [], readers or {}, state_dir),
         declared=(lambda _source: declared) if declared is not None else None,
     )
     table = RunTable(pipeline.tracker)
@@ -127,12 +130,19 @@ def read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] |
     """Feed every log, each file in order (``done`` is told each path read); the problems met."""
     problems = []
     for lg in logs:
+        joins = JoinClock() if len(lg.files) > 1 else None
+        if joins is not None:
+            pipeline.consumers.append(joins)
         for path in lg.files:
+            if joins is not None:
+                joins.next_file(lg.name, path)
             problem = feed_file(pipeline, lg.name, path, lg.opener)
             if problem:
                 problems.append(problem)
             if done is not None:
                 done(path)
+        if joins is not None:
+            pipeline.consumers.remove(joins)
     return problems
 
 
@@ -141,8 +151,9 @@ def collect(
     tz: tzinfo,
     draft_config: list[str] | None = None,
     readers: dict[str, FileReader] | None = None,
+    state_dir: str | None = None,
     declared: SpecConfig | None = None,
 ) -> tuple[Pipeline, RunTable, list[str]]:
     """Feed every log (each file of it in order) and return the run table and the problems met."""
-    pipeline, table = new_pipeline(tz, draft_config, readers, declared=declared)
+    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir, declared=declared)
     return pipeline, table, read_logs(pipeline, logs)

@@ -197,6 +197,12 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
         "Notifications by outcome (sent, retried, failed_permanent, dropped, deduped).",
         ("notifier", "outcome"),
     ),
+    _c(
+        "acceptmon_notifications_held",
+        "Finding changes not sent yet because the finding flaps (announced again within 5 min); "
+        "each is sent when that window ends if it still holds.",
+        ("notifier",),
+    ),
     _g("acceptmon_notify_queue_depth", "Notifications waiting to be delivered.", ("notifier",)),
     _g(
         "acceptmon_notify_oldest_pending_seconds",

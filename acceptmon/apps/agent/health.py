@@ -168,17 +168,19 @@ def finding_metrics(
 
 
 def notify_metrics(stats: list[Any], outcomes: tuple[str, ...]) -> Iterator[Metric]:
-    sent, depth, oldest = (
+    sent, held, depth, oldest = (
         _fam("acceptmon_notifications"),
+        _fam("acceptmon_notifications_held"),
         _fam("acceptmon_notify_queue_depth"),
         _fam("acceptmon_notify_oldest_pending_seconds"),
     )
     for q in stats:
         for outcome in outcomes:
             sent.add_metric([q.notifier, outcome], float(q.count(outcome)))
+        held.add_metric([q.notifier], float(q.held))
         depth.add_metric([q.notifier], float(q.depth))
         oldest.add_metric([q.notifier], float(q.oldest_pending_s or 0.0))
-    yield from (sent, depth, oldest)
+    yield from (sent, held, depth, oldest)
 
 
 def http_metrics(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime
 from importlib import resources
 from typing import Any
 
@@ -53,7 +54,7 @@ def _snapshots() -> DraftReader:
     text = resources.files("acceptmon.apps.demo.data").joinpath(DRAFT_CONFIGS).read_text()
     queue = list(json.loads(text)["snapshots"])
 
-    def read(_source: str, _path: str) -> dict[str, Any] | None:
+    def read(_source: str, _path: str, _started: datetime | None) -> dict[str, Any] | None:
         return queue.pop(0) if queue else None
 
     return read

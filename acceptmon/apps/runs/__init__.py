@@ -37,8 +37,9 @@ def _notes(pipeline: Pipeline, table: RunTable, source: str) -> list[str]:
         for s in table.of(source)
     ):
         notes.append(
-            "the draft model's config.json was not found: changes inside it cannot be seen "
-            "(point --draft-config at a saved copy)"
+            "the draft model's config.json was not found, or changed after the run started: changes "
+            "inside it cannot be seen "
+            "(point --draft-config at a saved copy, or --state-dir at the agent's state directory)"
         )
     errors = int(pipeline.store.stats(source).counters["parse_errors"])
     if errors:
@@ -54,6 +55,7 @@ def main(
     draft_config: list[str] | None = None,
     follow: bool = False,
     ssh_config: str | None = None,
+    state_dir: str | None = None,
     declared: SpecConfig | None = None,
 ) -> int:
     try:
@@ -66,6 +68,7 @@ def main(
                 follow=follow,
                 ssh_config=ssh_config,
                 readers=readers,
+                state_dir=state_dir,
                 declared=declared,
             )
     except InputError as exc:
@@ -82,19 +85,27 @@ def _report(
     follow: bool,
     ssh_config: str | None,
     readers: dict[str, FileReader],
+    state_dir: str | None,
     declared: SpecConfig | None,
 ) -> int:
     if follow:
         from acceptmon.apps.runs.live import follow_logs
 
-        return (
-            WORSE
-            if follow_logs(logs, tz, draft_config, ssh_config=ssh_config, readers=readers, declared=declared)
-            else 0
+        worse = follow_logs(
+            logs,
+            tz,
+            draft_config,
+            ssh_config=ssh_config,
+            readers=readers,
+            state_dir=state_dir,
+            declared=declared,
         )
-    pipeline, table, problems = collect(logs, tz, draft_config, readers, declared)
+        return WORSE if worse else 0
+    pipeline, table, problems = collect(logs, tz, draft_config, readers, state_dir, declared)
     for problem in problems:
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
+    if len(problems) >= sum(len(lg.files) for lg in logs):
+        return BAD_SOURCE  # not one file could be read: no table is an answer a gate may pass on
     names = [lg.name for lg in logs]
     verdicts = {name: table.verdict(name) for name in names}
     if fmt == "json":
@@ -106,9 +117,8 @@ def _report(
             }
             for n in names
         ]
-        print(
-            json.dumps(doc[0] if len(doc) == 1 else {"sources": doc}, indent=2, allow_nan=False, default=str)
-        )
+        # One top level however many logs a SOURCE names: a script never guesses the shape.
+        print(json.dumps({"sources": doc}, indent=2, allow_nan=False, default=str))
     else:
         blocks = [render.plain(n, table.of(n), verdicts[n], _notes(pipeline, table, n)) for n in names]
         print("\n\n".join(blocks))

@@ -44,8 +44,8 @@ def test_speculative_flag_gives_the_steps_and_so_the_rate(
     _code, before = _runs(capsys, "--format", "json", log)
     code, after = _runs(capsys, "--format", "json", "--speculative", "num_steps=3", log)
     assert code == 0
-    assert json.loads(before)["runs"][0]["accept_rate"] is None
-    run = json.loads(after)["runs"][0]
+    assert json.loads(before)["sources"][0]["runs"][0]["accept_rate"] is None
+    run = json.loads(after)["sources"][0]["runs"][0]
     assert run["settings"]["num_steps"] == 3 and run["accept_rate"] is not None
 
 
@@ -93,7 +93,7 @@ def test_oneshot_takes_the_same_flag_and_counts_tokens(
 def test_llamacpp_counts_only_runs_get_a_verdict_on_their_rate(capsys: pytest.CaptureFixture[str]) -> None:
     """Two starts (the draft changed), 40 requests each of the old split line: judged by rate."""
     code, out = _runs(capsys, "--format", "json", str(DATA / "llamacpp" / "old-rate-restart.log"))
-    doc = json.loads(out)
+    doc = json.loads(out)["sources"][0]
     assert code == 3 and [r["accept_rate"] is not None for r in doc["runs"]] == [True, True]
     verdict = doc["verdict"]
     assert verdict["state"] == "worse" and verdict["words"].startswith("r2 vs r1: WORSE, accept rate -")
