@@ -114,7 +114,8 @@ def _report(args: argparse.Namespace) -> int:
         print("acceptmon: report: say where: -o report.html and/or --png DIR", file=sys.stderr)
         return 2
     tz = _zone(args.timezone)
-    if tz is None:
+    ok, declared = _declared(args)
+    if tz is None or not ok:
         return 2
     return report.main(
         args.sources,
@@ -124,6 +125,7 @@ def _report(args: argparse.Namespace) -> int:
         draft_config=args.draft_config,
         ssh_config=args.ssh_config,
         state_dir=args.state_dir,
+        declared=declared,
     )
 
 
@@ -136,6 +138,9 @@ def _backfill(args: argparse.Namespace) -> int:
     if not 1 <= args.step <= 86400:
         print("acceptmon: --step: expected seconds from 1 to 86400", file=sys.stderr)
         return 2
+    ok, declared = _declared(args)
+    if not ok:
+        return 2
     return backfill.main(
         args.sources,
         out=args.out,
@@ -144,6 +149,7 @@ def _backfill(args: argparse.Namespace) -> int:
         draft_config=args.draft_config,
         ssh_config=args.ssh_config,
         labels={"job": args.job, "instance": args.instance or f"{socket.gethostname()}:9469"},
+        declared=declared,
     )
 
 
@@ -454,6 +460,7 @@ def _add_report(sub: Any) -> None:
     rep.add_argument("-o", "--output", metavar="FILE", help="the HTML file to write")
     rep.add_argument("--png", metavar="DIR", help="also (or only) write the plots as PNG files here")
     _log_flags(rep)
+    _speculative_flag(rep)
     _recorded_flag(rep)
     rep.set_defaults(func=_report)
 
@@ -477,6 +484,7 @@ def _add_backfill(sub: Any) -> None:
         "--instance", help="the agent's instance label, as live series carry it (default HOSTNAME:9469)"
     )
     _log_flags(bf)
+    _speculative_flag(bf)
     bf.set_defaults(func=_backfill)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from acceptmon.apps.backfill.sampler import Sampler
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.labels import SourceIdentity
+from acceptmon.model import SpecConfig
 from acceptmon.runs.ahead import AheadGuard
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
@@ -54,8 +55,9 @@ def collect(
     draft_config: list[str] | None,
     readers: dict[str, FileReader],
     labels: dict[str, str] | None = None,
+    declared: SpecConfig | None = None,
 ) -> Sampler:
-    pipeline, _table = new_pipeline(tz, draft_config, readers, run_table=False)
+    pipeline, _table = new_pipeline(tz, draft_config, readers, run_table=False, declared=declared)
     # As in the agent: a time ahead of this host's clock is never a record's (nor a gauge's) time.
     pipeline.ahead = AheadGuard(time.time)
     for lg in logs:  # the host label the agent's series carry (``run_info``)
@@ -138,10 +140,11 @@ def main(
     draft_config: list[str] | None = None,
     ssh_config: str | None = None,
     labels: dict[str, str] | None = None,
+    declared: SpecConfig | None = None,
 ) -> int:
     try:
         with opened(sources, ssh_config) as (logs, readers):
-            sampler = collect(logs, tz, step, draft_config, readers, labels)
+            sampler = collect(logs, tz, step, draft_config, readers, labels, declared)
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
         return 2

@@ -50,10 +50,14 @@ def test_speculative_flag_gives_the_steps_and_so_the_rate(
 
 
 @pytest.mark.parametrize("bad", ["steps=3", "num_steps=0", "num_steps=x", "num_steps"])
+@pytest.mark.parametrize(
+    "command", [["runs"], ["oneshot"], ["report", "-o", "r.html"], ["backfill", "--out", "blocks"]]
+)
 def test_a_bad_speculative_flag_is_a_clear_error(
-    bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    bad: str, command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["runs", "--speculative", bad, str(_rotated(tmp_path))]) == 2
+    command = [c if c not in ("r.html", "blocks") else str(tmp_path / c) for c in command]
+    assert main([*command, "--speculative", bad, str(_rotated(tmp_path))]) == 2
     err = capsys.readouterr().err
     assert "--speculative" in err and "Traceback" not in err
 
