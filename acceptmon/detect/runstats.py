@@ -185,6 +185,9 @@ class RunTable:
                     "tokens": st.tokens,
                     "rate_tokens": st.rate_tokens,
                     "last_ts": st.last_ts.isoformat() if st.last_ts else None,
+                    "rate_strata": {str(v): n for v, n in st.rate_hists.strata.get(0, {}).items()},
+                    "counted": st.counted,
+                    "positions": st.positions,
                 }
                 for run_id, st in list(runs.items())[-KEEP:]
             }
@@ -220,6 +223,13 @@ def _stats_from(run: Run, raw: Any) -> RunStats | str:
                     stats.hists.strata.setdefault(as_key(bucket), {})[as_key(value)] = n
                     stats.hists.n += n
         stats.tokens, stats.rate_tokens = as_float(raw["tokens"]), as_float(raw["rate_tokens"])
+        # Checkpoints written before counts-only runs were kept lack these three.
+        for value, n in raw.get("rate_strata", {}).items():
+            if as_int(n, "rate_strata") > 0:
+                stats.rate_hists.strata.setdefault(0, {})[as_key(value)] = n
+                stats.rate_hists.n += n
+        stats.counted = as_int(raw.get("counted", 0), "counted", low=0)
+        stats.positions = as_int(raw.get("positions", 0), "positions", low=0)
         stats.last_ts = as_time(raw["last_ts"]) if raw.get("last_ts") is not None else None
         started = run.started
         if stats.last_ts and started and (stats.last_ts.tzinfo is None) != (started.tzinfo is None):
