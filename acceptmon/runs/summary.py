@@ -58,20 +58,23 @@ def describe_settings(run: Run, top_len: float | None = None, counted: int = 0, 
     if s.algorithm:
         known = (("steps", s.num_steps), ("topk", s.eagle_topk), ("draft_tokens", s.num_draft_tokens))
         return " ".join([s.algorithm, *(f"{k}={v}" for k, v in known if v is not None)])
+    # A start line without the steps (llama.cpp logs its draft model, never --draft-max) names
+    # the draft; only a run without one takes --speculative.
+    kind = "speculative decoding with a draft model" if s.draft_model_path else "speculative decoding"
+    missing = "steps not logged" if run.config is not None else "settings not logged"
+    hint = "" if run.config is not None else "; give them with --speculative num_steps=N"
     if positions:
         return (
-            f"speculative decoding (settings not logged; steps={positions}, inferred from the"
-            f" {positions} per-position rates; give them with --speculative num_steps=N)"
+            f"{kind} ({missing}; steps={positions}, inferred from the {positions} per-position rates{hint})"
         )
     if top_len is not None and top_len > 1.0:
         steps = max(1, math.ceil(top_len - 1.0 - 1e-9))
-        return (
-            f"speculative decoding (settings not logged; steps >= {steps}, inferred from accept len"
-            f" up to {top_len:.2f}; give them with --speculative num_steps=N)"
-        )
+        return f"{kind} ({missing}; steps >= {steps}, inferred from accept len up to {top_len:.2f}{hint})"
     if top_len is not None or counted:
         return (
-            f"speculative decoding (settings not logged; {counted} requests with acceptance counts"
-            " but no accept length: runs are compared by accept rate)"
+            f"{kind} ({missing}; {counted} requests with acceptance counts but no accept length:"
+            " runs are compared by accept rate)"
         )
+    if s.draft_model_path:
+        return f"{kind} (no acceptance logged yet)"
     return "no speculative decoding seen"

@@ -30,3 +30,16 @@ def test_vllm_rows_in_runs_read_no_none(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["runs", "--timezone", "UTC", str(VLLM)]) == 0
     out = capsys.readouterr().out
     assert "None" not in out and "eagle steps=3" in out and "eagle steps=4" in out
+
+
+def test_a_start_without_steps_names_the_draft_and_gives_no_flag_hint() -> None:
+    """llama.cpp logs its draft model but never --draft-max: --speculative would not apply."""
+    from acceptmon.runs import snapshot
+
+    spec = SpecConfig(draft_model_path="/models/d.gguf")
+    run = Run("s", "r1", None, 1, snapshot({"model_draft": "/models/d.gguf"}, None, None), spec)
+    words = describe_settings(run, top_len=3.92)
+    assert words == (
+        "speculative decoding with a draft model (steps not logged; steps >= 3, inferred from accept len up to 3.92)"
+    )
+    assert "--speculative" in describe_settings(_run(SpecConfig()), top_len=2.5)
