@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import socket
 import sys
 import traceback
@@ -374,8 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser(
         "demo",
         help="replay the bundled EAGLE-3 incident log and print a per-run summary",
-        description="Replay a bundled SGLang log of a real incident: an EAGLE-3 server at ~47%% "
-        "acceptance, a restart after a draft config change that drops it to ~19%%, and a restart "
+        description="Replay a bundled SGLang log of a real incident: an EAGLE-3 server at ~47% "
+        "acceptance, a restart after a draft config change that drops it to ~19%, and a restart "
         "back. Needs no network and no setup beyond the install.",
     )
     demo.add_argument("--plain", action="store_true", help="plain text instead of a rich table")
@@ -421,11 +422,13 @@ def _add_runs(sub: Any) -> None:
         "runs",
         help="per-run acceptance of a log and the verdict: is the latest run better?",
         description="Read logs once and print one row per server run (start, duration, Decode "
-        "intervals, median accept len with its 95%% interval, accept rate, speculative settings, "
+        "intervals, median accept len with its 95% interval, accept rate, speculative settings, "
         "the config change that opened it), then the latest run against the previous run with a "
         "different config: better, worse, same, or not enough data yet. A SOURCE is a file, a glob "
         "(quote it; rotations such as server.log.1 and server.log.2.gz join their log, oldest "
-        "first), '-', or ssh://[user@]host[:port]/path-or-glob (read once over SFTP).",
+        "first), '-', or ssh://[user@]host[:port]/path-or-glob (read once over SFTP). Over several "
+        "logs a fleet table follows: per config hash, each host's acceptance against the median "
+        "of its peers, and the outliers (the rule of the AcceptanceBelowPeers alert).",
         epilog="exit status: 0 the latest run is not worse (or cannot be judged yet); 3 it is worse "
         "than its baseline (for any log); 2 a SOURCE names nothing readable or a flag is invalid",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -536,12 +539,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        _quiet_stdout()
         return 0
     except extras.MissingExtra as exc:
         print(f"acceptmon: {exc}", file=sys.stderr)
         return extras.EXIT
     except Exception as exc:  # the last resort: each known failure has its own message and code
         return _internal_error(exc, args.verbose)
+
+
+def _quiet_stdout() -> None:
+    """The reader went away (``| head``): exit quietly as Unix tools do, without Python's
+    "Exception ignored" note when it flushes stdout at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _internal_error(exc: Exception, verbose: bool) -> int:

@@ -404,6 +404,8 @@ class Finding:
     #: The hash of the config of the run the finding is about (the agent fills it in), so
     #: alerts from hosts that rolled out one config group together.
     config_hash: str = ""
+    #: A drop's estimated decode tokens lost since first seen (``detect.cost``), None if unknown.
+    tokens_lost: float | None = None
 
     def changed_keys(self) -> list[str]:
         return self.diff.keys() if self.diff else []

@@ -10,10 +10,10 @@ from __future__ import annotations
 import sys
 from datetime import tzinfo
 
-from acceptmon.apps.jsonl import JsonlWriter
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
 from acceptmon.ingest.findings import FindingLog
+from acceptmon.ingest.jsonl import JsonlWriter
 from acceptmon.ingest.read import opened, read_logs
 from acceptmon.metrics.collect import render
 from acceptmon.model import SpecConfig

@@ -102,6 +102,8 @@ def feed_file(pipeline: Pipeline, name: str, path: str, opener: Opener | None = 
                 pipeline.feed(chunk)
                 if overlong:
                     pipeline.count_overlong(name, overlong)
+    except BrokenPipeError:  # our output's reader left (`| head`): not a problem of the input
+        raise
     except READ_ERRORS as exc:
         return f"{printable(path)}: {getattr(exc, 'strerror', None) or exc}"
     return None

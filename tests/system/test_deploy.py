@@ -22,6 +22,7 @@ import yaml
 
 from acceptmon.testing import synth
 from tests.conftest import ROOT
+from tests.support.peer_rules import extra_rule_files
 from tests.support.procs import Proc, run_prometheus, start_process
 from tests.support.sshd import free_port
 from tests.support.tools import require_tool
@@ -126,7 +127,7 @@ def _prometheus(tmp_path: Path, target: str) -> Iterator[Proc]:
     job.update(scrape_interval="1s", scrape_timeout="1s", static_configs=[{"targets": [target]}])
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(RULES)],
+        "rule_files": [str(RULES), *map(str, extra_rule_files())],
         "scrape_configs": [job],
     }
     yield from run_prometheus(tmp_path, config)

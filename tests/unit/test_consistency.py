@@ -20,6 +20,7 @@ from acceptmon.detect import findings
 from acceptmon.metrics.collect import CATALOGUE, exposed_names
 from acceptmon.notify import OUTCOMES
 from tests.conftest import ROOT
+from tests.support.peer_rules import extra_records
 
 DEPLOY = ROOT / "deploy"
 RULES = DEPLOY / "prometheus" / "acceptmon.rules.yml"
@@ -111,7 +112,7 @@ ALL_EXPRS = [("rules", e) for e in rule_exprs()] + [("dashboard", e) for e in da
 def test_expression_uses_known_metrics_and_labels(where: str, expr: str) -> None:
     names = metric_names(expr)
     assert names, f"{where}: no metric in {expr!r}"
-    unknown = names - exposed_names() - recorded() - PROMETHEUS_BUILTINS
+    unknown = names - exposed_names() - recorded() - extra_records() - PROMETHEUS_BUILTINS
     assert not unknown, f"{where}: {sorted(unknown)} not in acceptmon.metrics.collect nor recorded: {expr}"
     assert label_names(expr) <= known_labels(), f"{where}: unknown label in {expr}"
 

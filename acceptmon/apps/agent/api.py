@@ -14,6 +14,7 @@ from acceptmon.apps.agent.health import (
     budget_metrics,
     build_metrics,
     checkpoint_metrics,
+    cost_metrics,
     draft_metrics,
     finding_metrics,
     healthz,
@@ -27,8 +28,10 @@ from acceptmon.apps.agent.health import (
 from acceptmon.apps.agent.web.routes import (
     HttpError,
     PrefixRoutes,
+    QueryRoutes,
     Routes,
     json_prefix_route,
+    json_query_route,
     json_route,
     metrics_route,
 )
@@ -45,21 +48,30 @@ if TYPE_CHECKING:
     from acceptmon.apps.agent import Agent
 
 
-def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes]:
-    """Every path the server answers, and ``/api/runs/<run_id>``."""
+def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes, QueryRoutes]:
+    """Every path the server answers: plain, ``/api/runs/<run_id>``, and those that take
+    ``?source=NAME`` (repeatable; none: every source)."""
     table = {
         "/metrics": metrics_route(lambda: metrics_text(_fresh(agent), stats)),
         "/healthz": lambda: healthz(
             _restored(agent).loop.last_progress, agent.loop.pending(), agent.settings.stall_after
         ),
         "/api/findings": json_route(lambda: [finding_json(f) for f in _fresh(agent).announce.findings]),
-        "/api/runs": json_route(lambda: _locked(agent, _runs)),
-        "/api/verdict": json_route(lambda: _locked(agent, _verdicts)),
     }
     prefixes = {
         "/api/runs/": json_prefix_route(lambda run_id: _locked(agent, lambda a: _run_detail(a, run_id)))
     }
-    return table, prefixes
+    queries = {
+        "/api/runs": json_query_route(lambda q: _only(q, _locked(agent, _runs))),
+        "/api/verdict": json_query_route(lambda q: _only(q, _locked(agent, _verdicts))),
+    }
+    return table, prefixes, queries
+
+
+def _only(query: dict[str, list[str]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of the sources ``?source=`` names (all without it; an unknown name: none)."""
+    wanted = query.get("source")
+    return rows if wanted is None else [row for row in rows if row["source"] in wanted]
 
 
 def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
@@ -89,6 +101,7 @@ def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
         findings = [f for f in agent.announce.findings if f.source not in beyond]
         raised = {key: n for key, n in agent.announce.raised.items() if key[1] not in beyond}
         yield from finding_metrics(findings, raised, store.hosts, engines)
+        yield from cost_metrics({k: v for k, v in agent.cost.lost.items() if k[0] not in beyond}, engines)
         if agent.announce.worker is not None:
             from acceptmon.notify import OUTCOMES
 
@@ -100,15 +113,18 @@ def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
 
 def _runs(agent: Agent) -> list[dict[str, Any]]:
     """One compact row per run, as ``acceptmon runs --format json`` gives them, oldest first per
-    source; runs from before the agent's memory (snapshots on disk) carry no acceptance numbers."""
+    source; runs whose numbers the agent never had (snapshots on disk only) carry none."""
     out = []
     for source in sorted({*agent.sources, *agent.tracker.sources()}):
         stats = {s.run.run_id: s for s in agent.run_table.of(source)}
         saved = agent.snapshots.load(source)
         known = {r["run_id"] for r in saved}
         for row in saved:
-            if row["run_id"] not in stats:
+            kept = stats.get(row["run_id"])
+            if kept is None:
                 out.append(_compact_saved(source, row))
+            elif all(r.run_id != kept.run.run_id for r in agent.tracker.runs(source)):
+                out.append(_compact(source, kept.run, kept))
         for run in agent.tracker.runs(source):
             if run.run_id in stats or run.run_id not in known:
                 out.append(_compact(source, run, stats.get(run.run_id) or RunStats(run)))

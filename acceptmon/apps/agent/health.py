@@ -167,6 +167,14 @@ def finding_metrics(
     yield total
 
 
+def cost_metrics(lost: Mapping[tuple[str, str], float], engines: Mapping[str, str]) -> Iterator[Metric]:
+    """Tokens lost to drops per (source, rule) (``detect.cost.CostMeter.lost``)."""
+    fam = _fam("acceptmon_drop_tokens_lost_estimate")
+    for (source, rule), tokens in sorted(lost.items()):
+        fam.add_metric([source, engines.get(source, ""), rule], tokens)
+    yield fam
+
+
 def notify_metrics(stats: list[Any], outcomes: tuple[str, ...]) -> Iterator[Metric]:
     sent, held, depth, oldest = (
         _fam("acceptmon_notifications"),

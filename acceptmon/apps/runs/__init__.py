@@ -4,7 +4,8 @@ Reads each SOURCE once to its end through the same pipeline as the agent and
 ``oneshot`` (same parser, run tracking, redaction and draft-config snapshots),
 then prints, per log, the runs with their acceptance and the config change
 that opened each, and a verdict for the latest run against the run before it
-with a different config. The exit status carries the verdict so a deploy
+with a different config. Over several logs, a fleet table follows (``fleet``): per
+config, the hosts, their acceptance and the outliers against their peers. The exit status carries the verdict so a deploy
 script can gate on it: 0 not worse, 3 worse somewhere, 2 a SOURCE names
 nothing readable.
 """
@@ -15,6 +16,7 @@ import json
 import sys
 from datetime import tzinfo
 
+from acceptmon.apps.runs import fleet
 from acceptmon.detect import table as render
 from acceptmon.detect.runstats import RunTable, run_json, verdict_json
 from acceptmon.ingest import Pipeline
@@ -108,6 +110,8 @@ def _report(
         return BAD_SOURCE  # not one file could be read: no table is an answer a gate may pass on
     names = [lg.name for lg in logs]
     verdicts = {name: table.verdict(name) for name in names}
+    latest = [(n, runs[-1]) for n in names if (runs := table.of(n))]
+    configs = fleet.fleet(latest) if len(names) > 1 else []
     if fmt == "json":
         doc = [
             {
@@ -117,10 +121,14 @@ def _report(
             }
             for n in names
         ]
-        # One top level however many logs a SOURCE names: a script never guesses the shape.
-        print(json.dumps({"sources": doc}, indent=2, allow_nan=False, default=str))
+        # One top level however many logs a SOURCE names: a script never guesses the shape
+        # (one log: no fleet to compare, so no configs).
+        out = {"sources": doc, "fleet": fleet.as_json(configs)}
+        print(json.dumps(out, indent=2, allow_nan=False, default=str))
     else:
         blocks = [render.plain(n, table.of(n), verdicts[n], _notes(pipeline, table, n)) for n in names]
+        if configs:
+            blocks.append(fleet.plain(configs))
         print("\n\n".join(blocks))
     worse = any(v is not None and (v.state == "worse") for v in verdicts.values())
     return WORSE if worse else 0

@@ -28,7 +28,8 @@ def test_one_log_and_two_logs_share_the_top_level(tmp_path: Path, capsys: pytest
         assert runs_main([str(tmp_path / source)], fmt="json", tz=UTC) == 0
         docs.append(json.loads(capsys.readouterr().out))
     one, two = docs
-    assert one.keys() == two.keys() == {"sources"}
+    assert one.keys() == two.keys() == {"sources", "fleet"}
+    assert one["fleet"]["configs"] == []
     assert [d["source"] for d in one["sources"]] == [str(tmp_path / "a.log")]
     assert len(two["sources"]) == 2
     assert one["sources"][0].keys() == two["sources"][0].keys() == {"source", "runs", "verdict"}
