@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from acceptmon.model import SpecConfig
-from acceptmon.settings.sources import SPECULATIVE_KEYS
+
+#: ``speculative:`` keys, for a log whose start line acceptmon never saw (rotated away, --from-end).
+SPECULATIVE_KEYS = ("num_steps", "num_draft_tokens", "topk")
 
 
 def declared_spec(spec: Mapping[str, int]) -> SpecConfig | None:
