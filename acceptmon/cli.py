@@ -11,11 +11,14 @@ import traceback
 from collections.abc import Sequence
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acceptmon import __version__, extras
 from acceptmon.apps.agent import startup
 from acceptmon.text.printable import printable_logs
+
+if TYPE_CHECKING:
+    from acceptmon.model import SpecConfig
 
 EPILOG = """\
 examples:
@@ -36,11 +39,36 @@ def _zone(name: str | None) -> tzinfo | None:
         return None
 
 
+def _declared(args: argparse.Namespace) -> tuple[bool, SpecConfig | None]:
+    """``--speculative KEY=N`` as run settings; (False, None) after saying what is wrong."""
+    from acceptmon.runs.declared import declared_spec, parse_flags
+
+    try:
+        return True, declared_spec(parse_flags(args.speculative or []))
+    except ValueError as exc:
+        print(f"acceptmon: {exc}", file=sys.stderr)
+        return False, None
+
+
+def _speculative_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--speculative",
+        metavar="KEY=N",
+        action="append",
+        help="speculative settings for runs whose start line is not in the log (rotated away), as "
+        "the agent's per-source speculative: takes them: num_steps, num_draft_tokens, topk; repeat "
+        "for each key (e.g. --speculative num_steps=3). Turns accept lengths into rates and tokens",
+    )
+
+
 def _oneshot(args: argparse.Namespace) -> int:
     from acceptmon.apps import oneshot
 
     tz = _zone(args.timezone)
     if tz is None:
+        return 2
+    ok, declared = _declared(args)
+    if not ok:
         return 2
     return oneshot.main(
         args.sources,
@@ -50,6 +78,7 @@ def _oneshot(args: argparse.Namespace) -> int:
         year=args.year,
         draft_config=args.draft_config,
         ssh_config=args.ssh_config,
+        declared=declared,
     )
 
 
@@ -58,6 +87,9 @@ def _runs(args: argparse.Namespace) -> int:
 
     tz = _zone(args.timezone)
     if tz is None:
+        return 2
+    ok, declared = _declared(args)
+    if not ok:
         return 2
     if args.follow and args.format == "json":
         print(
@@ -72,6 +104,7 @@ def _runs(args: argparse.Namespace) -> int:
         follow=args.follow,
         ssh_config=args.ssh_config,
         state_dir=args.state_dir,
+        declared=declared,
     )
 
 
@@ -82,7 +115,8 @@ def _report(args: argparse.Namespace) -> int:
         print("acceptmon: report: say where: -o report.html and/or --png DIR", file=sys.stderr)
         return 2
     tz = _zone(args.timezone)
-    if tz is None:
+    ok, declared = _declared(args)
+    if tz is None or not ok:
         return 2
     return report.main(
         args.sources,
@@ -92,6 +126,7 @@ def _report(args: argparse.Namespace) -> int:
         draft_config=args.draft_config,
         ssh_config=args.ssh_config,
         state_dir=args.state_dir,
+        declared=declared,
     )
 
 
@@ -104,6 +139,9 @@ def _backfill(args: argparse.Namespace) -> int:
     if not 1 <= args.step <= 86400:
         print("acceptmon: --step: expected seconds from 1 to 86400", file=sys.stderr)
         return 2
+    ok, declared = _declared(args)
+    if not ok:
+        return 2
     return backfill.main(
         args.sources,
         out=args.out,
@@ -113,6 +151,7 @@ def _backfill(args: argparse.Namespace) -> int:
         ssh_config=args.ssh_config,
         labels={"job": args.job, "instance": args.instance or f"{socket.gethostname()}:9469"},
         names=args.name,
+        declared=declared,
     )
 
 
@@ -260,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
         "file's modification time)",
     )
     _log_flags(one)
+    _speculative_flag(one)
     one.set_defaults(func=_oneshot)
 
     _add_runs(sub)
@@ -400,6 +440,7 @@ def _add_runs(sub: Any) -> None:
     )
     _log_flags(runs)
     _recorded_flag(runs)
+    _speculative_flag(runs)
     runs.add_argument(
         "--follow",
         action="store_true",
@@ -423,6 +464,7 @@ def _add_report(sub: Any) -> None:
     rep.add_argument("-o", "--output", metavar="FILE", help="the HTML file to write")
     rep.add_argument("--png", metavar="DIR", help="also (or only) write the plots as PNG files here")
     _log_flags(rep)
+    _speculative_flag(rep)
     _recorded_flag(rep)
     rep.set_defaults(func=_report)
 
@@ -453,6 +495,7 @@ def _add_backfill(sub: Any) -> None:
         "(default: the path or URL as given; a glob naming several logs cannot take one)",
     )
     _log_flags(bf)
+    _speculative_flag(bf)
     bf.set_defaults(func=_backfill)
 
 

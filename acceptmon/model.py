@@ -125,6 +125,9 @@ class SpecSample:
     #: Which inference server wrote the line (``vllm``, ``lmdeploy``, ``llamacpp``); ``engine``
     #: above is vLLM's data-parallel engine index (LMDeploy's DP rank).
     engine_name: str = "vllm"
+    #: A printed value did not fit the others (llama.cpp's ``mean len`` against its counts):
+    #: the counts are kept, the line is counted as ``out_of_range``.
+    suspect: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from acceptmon.ingest.findings import FindingLog
 from acceptmon.ingest.jsonl import JsonlWriter
 from acceptmon.ingest.read import opened, read_logs
 from acceptmon.metrics.collect import render
+from acceptmon.model import SpecConfig
 from acceptmon.runs.draft_config import draft_reader
 from acceptmon.sources.files import InputError
 from acceptmon.text.printable import printable
@@ -38,12 +39,20 @@ def main(
     year: int | None = None,
     draft_config: list[str] | None = None,
     ssh_config: str | None = None,
+    declared: SpecConfig | None = None,
 ) -> int:
-    """Read every SOURCE to its end and print ``fmt`` (prom, jsonl or findings) to stdout."""
+    """Read every SOURCE to its end and print ``fmt`` (prom, jsonl or findings) to stdout.
+
+    ``declared``: the settings of runs without a start line (``--speculative``)."""
     try:
         with opened(sources, ssh_config, names) as (logs, readers):
             # The draft config.json is part of each run's snapshot, as in the agent.
-            pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers), year=year)
+            pipeline = build_pipeline(
+                tz,
+                draft=draft_reader(draft_config or [], readers),
+                year=year,
+                declared=(lambda _source: declared) if declared is not None else None,
+            )
             if fmt == "jsonl":
                 pipeline.consumers.append(JsonlWriter(sys.stdout, pipeline.tracker))
             findings = FindingLog(pipeline) if fmt in ("findings", "prom") else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import reduce
 from operator import add, mul
@@ -46,6 +46,12 @@ class RunStats:
     last_ts: datetime | None = None
     #: The latest intervals' accept len, for the live view's sparkline.
     recent: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT))
+    #: Intervals with acceptance counts but no accept len (llama.cpp's old line): the rate only.
+    counted: int = 0
+    #: Draft positions the engine reported rates for (LMDeploy, vLLM): the steps, when unlogged.
+    positions: int = 0
+    #: The counts-only intervals' accept rates in per mille: the verdict when no run has accept lens.
+    rate_hists: Hists = field(default_factory=Hists)
 
     @property
     def intervals(self) -> int:
@@ -67,7 +73,10 @@ class RunStats:
         return self.rate_tokens / self.tokens if self.tokens else None
 
     def settings(self) -> str:
-        return describe_settings(self.run)
+        top = max((v for h in self.hists.strata.values() for v in h), default=None)
+        return describe_settings(
+            self.run, top / 100 if top is not None else None, self.counted, self.positions
+        )
 
     def change(self) -> str:
         return describe_change(self.run)
@@ -80,9 +89,11 @@ class RunStats:
         start, end = self.run.started, self.last_ts
         return (end - start).total_seconds() if start and end else None
 
-    def level(self) -> RunLevel:
+    def level(self, rates: bool = False) -> RunLevel:
+        """What the verdict compares: accept lens, or (``rates``) the counts-only accept rates."""
         config = self.run.config.hash if self.run.config else f"unknown:{self.run.run_id}"
-        return RunLevel(self.run.run_id, config, self.hists.copy(), self.intervals)
+        hists = self.rate_hists if rates else self.hists
+        return RunLevel(self.run.run_id, config, hists.copy(), hists.n)
 
 
 class RunTable:
@@ -97,14 +108,23 @@ class RunTable:
         self.runs.setdefault(run.source, {})[run.run_id] = RunStats(run)
 
     def observe(self, record: Record) -> None:
-        if not isinstance(record, DecodeSample | SpecSample) or record.accept_len is None:
+        if not isinstance(record, DecodeSample | SpecSample):
             return
         run = self._tracker.current(record.meta.source)
-        if run is None:
+        if run is None or (record.accept_len is None and record.accept_rate is None):
             return
         stats = self.runs.setdefault(run.source, {}).get(run.run_id)
         if stats is None:
             stats = self.runs[run.source][run.run_id] = RunStats(run)
+        if isinstance(record, SpecSample):
+            stats.positions = max(stats.positions, len(record.per_position))
+        if record.accept_len is None:
+            stats.rate_hists.add(0, round(1000 * (record.accept_rate or 0.0)))
+            stats.counted += 1
+            stats.tokens += 1.0
+            stats.rate_tokens += record.accept_rate or 0.0
+            stats.last_ts = record.meta.ts or stats.last_ts
+            return
         running = record.running_req if isinstance(record, DecodeSample) else None
         stats.hists.add(load_bucket(running, self._edges), centi(record.accept_len))
         if record.accept_rate is not None:
@@ -151,7 +171,10 @@ class RunTable:
         return list(self.runs.get(source, {}).values())
 
     def verdict(self, source: str) -> Verdict | None:
-        return judge([s.level() for s in self.of(source)])
+        runs = self.of(source)
+        if any(s.hists.n for s in runs) or not any(s.counted for s in runs):
+            return judge([s.level() for s in runs])
+        return _measured(judge([s.level(rates=True) for s in runs]), "accept rate")
 
     def checkpoint(self) -> dict[str, Any]:
         """What survives a restart: each kept run's histograms and rate sums (bounded by ``KEEP``)."""
@@ -163,6 +186,9 @@ class RunTable:
                     "tokens": st.tokens,
                     "rate_tokens": st.rate_tokens,
                     "last_ts": st.last_ts.isoformat() if st.last_ts else None,
+                    "rate_strata": {str(v): n for v, n in st.rate_hists.strata.get(0, {}).items()},
+                    "counted": st.counted,
+                    "positions": st.positions,
                 }
                 for run_id, st in list(runs.items())[-KEEP:]
             }
@@ -201,6 +227,13 @@ def _stats_from(run: Run, raw: Any) -> RunStats | str:
                     stats.hists.strata.setdefault(as_key(bucket), {})[as_key(value)] = n
                     stats.hists.n += n
         stats.tokens, stats.rate_tokens = as_float(raw["tokens"]), as_float(raw["rate_tokens"])
+        # Checkpoints written before counts-only runs were kept lack these three.
+        for value, n in raw.get("rate_strata", {}).items():
+            if as_int(n, "rate_strata") > 0:
+                stats.rate_hists.strata.setdefault(0, {})[as_key(value)] = n
+                stats.rate_hists.n += n
+        stats.counted = as_int(raw.get("counted", 0), "counted", low=0)
+        stats.positions = as_int(raw.get("positions", 0), "positions", low=0)
         stats.last_ts = as_time(raw["last_ts"]) if raw.get("last_ts") is not None else None
         started = run.started
         if stats.last_ts and started and (stats.last_ts.tzinfo is None) != (started.tzinfo is None):
@@ -209,6 +242,13 @@ def _stats_from(run: Run, raw: Any) -> RunStats | str:
         # The field, never the value (values may be secrets).
         return str(exc) if isinstance(exc, WrongShape) else type(exc).__name__
     return stats
+
+
+def _measured(v: Verdict | None, measure: str) -> Verdict | None:
+    """The verdict (and the one against the last good run) as a comparison of ``measure``."""
+    if v is None:
+        return None
+    return replace(v, measure=measure, good=_measured(v.good, measure))
 
 
 def run_json(r: RunStats) -> dict[str, Any]:

@@ -55,6 +55,8 @@ class Verdict:
     #: The last run judged good (not worse than its own baseline), when it is another one.
     good_run_id: str | None = None
     good: Verdict | None = None
+    #: What was compared: accept len, or the accept rate of runs that log counts only.
+    measure: str = "accept len"
 
     def words(self) -> str:
         """The verdict in one sentence."""
@@ -66,8 +68,8 @@ class Verdict:
         assert self.relative_change is not None and self.p_value is not None
         change = f"{self.relative_change:+.1%}"
         ci = f" (95% interval {self.interval[0]:+.1%} to {self.interval[1]:+.1%})" if self.interval else ""
-        words = f"{self.run_id} vs {self.against_run_id}: {self.state.upper()}, accept len {change}{ci}, {p_words(self.p_value)}"
-        if self.state == "worse":
+        words = f"{self.run_id} vs {self.against_run_id}: {self.state.upper()}, {self.measure} {change}{ci}, {p_words(self.p_value)}"
+        if self.state == "worse" and self.measure == "accept len":  # the cost reads accept len
             words += f"; {verdict_cost_words(self.relative_change, self.interval)}"
         return words
 

@@ -206,6 +206,20 @@ class Pipeline:
                 kind,
             )
 
+    def count_suspect(self, source: str, lineno: int) -> None:
+        """A record kept though one printed value does not fit the others (``SpecSample.suspect``):
+        counted as ``out_of_range``, the first per source logged (its line number, never its text)."""
+        self.store.stats(source).count_error(OUT_OF_RANGE)
+        if (source, "suspect") not in self._logged:
+            self._logged.add((source, "suspect"))
+            log.warning(
+                "%s line %d: a value does not fit the line's counts (kept: the counts are exact); "
+                'further ones are counted in acceptmon_parse_errors_total{kind="%s"} only',
+                source,
+                lineno,
+                OUT_OF_RANGE,
+            )
+
     def count_ahead(self, source: str, lineno: int, n: int = 1) -> None:
         """Lines whose time is ahead of the host clock: counted, used with their source's last
         trusted time; the first per source is logged (its line number, never its text)."""
@@ -299,6 +313,8 @@ class Pipeline:
             self.count_error(record.meta.source, record.meta.lineno, record.kind)
             return None
         else:
+            if type(record) is SpecSample and record.suspect:
+                self.count_suspect(record.meta.source, record.meta.lineno)
             self._route_other(record)
         return record
 

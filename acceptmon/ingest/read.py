@@ -19,6 +19,7 @@ from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
 from acceptmon.ingest.joins import JoinClock
+from acceptmon.model import SpecConfig
 from acceptmon.runs.draft_config import draft_reader
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.chunks import read_chunks
@@ -74,11 +75,17 @@ def new_pipeline(
     *,
     run_table: bool = True,
     state_dir: str | None = None,
+    declared: SpecConfig | None = None,
 ) -> tuple[Pipeline, RunTable]:
     """The reading commands' pipeline (draft configs the agent recorded under ``state_dir``,
     else saved copies, else each log's own host) with a run table as its consumer (unless
-    ``run_table`` is False: then the table stays empty)."""
-    pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers or {}, state_dir))
+    ``run_table`` is False: then the table stays empty). ``declared``: the speculative
+    settings of runs whose start line is not in the log."""
+    pipeline = build_pipeline(
+        tz,
+        draft=draft_reader(draft_config or [], readers or {}, state_dir),
+        declared=(lambda _source: declared) if declared is not None else None,
+    )
     table = RunTable(pipeline.tracker)
     if run_table:
         pipeline.consumers.append(table)
@@ -147,7 +154,8 @@ def collect(
     draft_config: list[str] | None = None,
     readers: dict[str, FileReader] | None = None,
     state_dir: str | None = None,
+    declared: SpecConfig | None = None,
 ) -> tuple[Pipeline, RunTable, list[str]]:
     """Feed every log (each file of it in order) and return the run table and the problems met."""
-    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir)
+    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir, declared=declared)
     return pipeline, table, read_logs(pipeline, logs)

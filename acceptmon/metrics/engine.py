@@ -25,7 +25,7 @@ ENGINES = frozenset({SGLANG, VLLM, LLAMACPP, LMDEPLOY})
 #: ``SpecDecoding metrics:``, after its own fragment: the first fragment of a text decides).
 _SIGNATURES: dict[str, tuple[str, ...]] = {
     SGLANG: (sglang.DECODE, sglang.PREFILL, "server_args=", "server_args:"),
-    VLLM: (*vllm.MARKERS, *vllm.START_MARKERS, "vLLM API server version"),
+    VLLM: (*vllm.MARKERS, *vllm.START_MARKERS),
     LLAMACPP: (llamacpp.MARKER, "initializing slots, n_slots"),
     LMDEPLOY: (LMDEPLOY_LINE,),
 }

@@ -21,6 +21,7 @@ from acceptmon.model import Finding, Run
 from acceptmon.notify.secret import Secret
 from acceptmon.notify.settings import Links
 from acceptmon.notify.transport import HttpTransport, Response
+from acceptmon.runs.summary import describe_settings
 
 TAG = "acceptmon"
 _DELIVERY = "acceptmon-delivery:"
@@ -49,9 +50,7 @@ def finding_annotation(finding: Finding, _links: Links, now: float) -> dict[str,
 
 def run_annotation(run: Run) -> dict[str, Any]:
     """A run start, with the keys whose change opened it."""
-    s = run.spec
-    spec = f"{s.algorithm} steps={s.num_steps} topk={s.eagle_topk} draft_tokens={s.num_draft_tokens}"
-    text = f"{run.source}: run {run.run_id} started ({spec if s.algorithm else 'no speculative decoding'})"
+    text = f"{run.source}: run {run.run_id} started ({describe_settings(run)})"
     tags = [TAG, "run", run.source]
     if run.diff:
         text += "\nconfig changed: " + ", ".join(run.diff.keys()[:20])

@@ -86,6 +86,8 @@ class LineParser:
         "_times",
         "_unwrapping",
         "_vclock",
+        "_vllm_opened",
+        "_vllm_version",
         "in_request",
         "source",
     )
@@ -102,6 +104,10 @@ class LineParser:
         self._prefixes = PrefixCache(self._local)
         self._vclock = vllm.VllmClock(year_hint, year, zone)
         self._engine: int | None = None
+        #: vLLM: a start line was read and no metrics line since (see ``_spec``).
+        self._vllm_opened = False
+        #: vLLM: the API server's version line, for the ``non-default args`` line after it.
+        self._vllm_version: str | None = None
         self._shapes = DecodeShapes()
         self._prefill_shapes = PrefillShapes()
         self._clock = llamacpp.ProcessClock(year_hint if callable(year_hint) else (lambda: year_hint))
@@ -208,18 +214,23 @@ class LineParser:
 
     def _llamacpp(self, text: str, lineno: int) -> Record | None:
         """llama.cpp: a request's acceptance, or a start-up line (a start is emitted at its slots)."""
-        msg, since, _ = llamacpp.unwrap(text)
+        msg, since, _, wall = llamacpp.unwrap(text)
         json_time = self._json_time
         if llamacpp.MARKER in msg:
             if not llamacpp.message_start(msg, "draft acceptance"):
                 return None
             acc = llamacpp.parse(msg)
-            meta = Meta(self.source, lineno, self._llama_ts(since, json_time, lineno))
-            if acc is None or (acc.mean_len is not None and not 1.0 <= acc.mean_len <= sglang.MAX_ACCEPT_LEN):
+            ts = self._local.aware(wall) if wall is not None else self._llama_ts(since, json_time, lineno)
+            meta = Meta(self.source, lineno, ts)
+            if acc is None:
                 return ParseError(meta, "llamacpp: draft acceptance out of range or unreadable", OUT_OF_RANGE)
+            mean = acc.mean_len
+            fits = llamacpp.mean_len_fits(acc)
+            if mean is not None and not 1.0 <= mean <= sglang.MAX_ACCEPT_LEN:
+                mean = None  # printed, but no accept length: keep the exact counts
             return SpecSample(
-                meta, acc.rate, acc.mean_len, acc.accepted, acc.generated, acc.per_position,
-                engine_name="llamacpp",
+                meta, acc.rate, mean, acc.accepted, acc.generated, acc.per_position,
+                engine_name="llamacpp", suspect=not fits,
             )  # fmt: skip
         marker = next((m for m in _LLAMACPP if m in msg), "")
         if not marker or not llamacpp.message_start(msg, marker):
@@ -231,6 +242,7 @@ class LineParser:
             return None
         if kind == "model":
             ts = self._llama_ts(since, json_time, lineno, restart=not self._build)
+            ts = self._local.aware(wall) if wall is not None else ts
             self._startup = llamacpp.Startup(lineno, ts.timestamp() if ts else None, {**self._build, **facts})
             self._build = {}
             return None
@@ -346,15 +358,29 @@ class LineParser:
             return runtime.parse(marker, message, meta)
         return sglang.crash(message, meta)
 
-    def _spec(self, text: str, at: int, marker: str, lineno: int) -> Record:
+    def _spec(self, text: str, at: int, marker: str, lineno: int) -> Record | None:
         prefix = text[:at]
         wall = vllm.timestamp(prefix, self._vclock)
         ts = self._local.aware(wall) if wall is not None else None
         if ts is None and not self._unwrapping:
             ts = self._runtime(lineno)
         meta = Meta(self.source, lineno, ts, vllm.ranks_of(prefix))
+        if marker == vllm.VERSION:
+            self._vllm_version = vllm.version_of(text[at + len(marker) :])
+            return None
         if marker in vllm.START_MARKERS:
-            return vllm.parse_start(marker, text[at + len(marker) :], meta)
+            # v1's engine core logs its config after the API server's non-default args (and,
+            # in older releases, once per DP engine): it opens a run only if nothing did since
+            # the last metrics line.
+            opened, self._vllm_opened = self._vllm_opened, True
+            if marker == vllm.ENGINE_V1 and opened:
+                return None
+            record = vllm.parse_start(marker, text[at + len(marker) :], meta)
+            version, self._vllm_version = self._vllm_version, None
+            if marker == vllm.NON_DEFAULT and version and isinstance(record, ServerStart):
+                return ServerStart(record.meta, {"vllm_version": version, **record.args})
+            return record
+        self._vllm_opened = False
         engine, self._engine = self._engine, None
         return vllm.parse_spec(text[at + len(marker) :], meta, engine)
 

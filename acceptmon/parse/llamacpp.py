@@ -10,6 +10,10 @@ position = (0.813, 0.716, 0.619)``. The counts are exact, so counters can be
 token-exact. Two optional prefixes: ``--log-prefix --log-timestamps`` prints
 ``M.SS.mmm.uuu I `` (minutes since the *process started*: no wall clock), and
 ``--log-jsonl`` wraps the message as ``{"type":"log","time":…,"msg":"…"}``.
+Lines as people keep them are read too: behind a log viewer's ``YYYY-MM-DD HH:MM:SS.mmm | ``
+(Docker Desktop; a wall clock), with ``[pid] `` before the relative clock, indented, with the
+head's ``id``/``task`` left out, or with the message alone on its own physical line (releases
+that logged it with ``SLT_CNT`` or after a ``\\n``, so the head stands on the line before).
 
 A server start is the ``load_model: loading model '…'`` line; what follows it up to
 ``initializing slots`` (the draft model, MTP, the slot count) and the ``build:`` line
@@ -24,19 +28,21 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 MARKER = "draft acceptance"
 
 _N = r"(\d{1,15}(?:\.\d{1,15})?)"
 _LINE = re.compile(
-    r"(?:slot +print_timing: id +(\d{1,6}) \| task +(-?\d{1,12}) \| )?"
+    r"(?:slot +print_timing: (?:id +(\d{1,6}) \| task +(-?\d{1,12}) \| )?)?"
     r"draft acceptance(?: rate)? = " + _N + r" \( *(\d{1,15}) accepted / *(\d{1,15}) generated\)"
     r"(?:, mean (?:acceptance length|len) = +" + _N + r")?"
     r"(?:, acceptance rate per position = \(([\d., ]{0,4000})\))?"
 )
 #: ``--log-prefix --log-timestamps``: minutes.seconds.milliseconds.microseconds since start, level.
-_REL_PREFIX = re.compile(r"(\d{1,9})\.(\d\d)\.(\d{3})\.(\d{3}) [DIWE] ")
+_REL_PREFIX = re.compile(r"(?:\[\d{1,10}\] )?(\d{1,9})\.(\d\d)\.(\d{3})\.(\d{3}) [DIWE] ")
+#: A log viewer's own wall-clock prefix (Docker Desktop's container log view and its copy).
+_VIEWER = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?) \| ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,33 +62,51 @@ class Acceptance:
     json_time: float | None = None
 
 
-def unwrap(text: str) -> tuple[str, float | None, float | None]:
-    """The message, seconds since start (relative prefix) and the JSON ``time`` (jsonl), if any."""
+class Message(NamedTuple):
+    """A line's llama.cpp message and the times its prefixes gave."""
+
+    text: str
+    #: Seconds since the server process started (``--log-timestamps``).
+    since: float | None = None
+    #: The JSON record's ``time`` (``--log-jsonl``).
+    json_time: float | None = None
+    #: A log viewer's wall time (naive: the viewer's local time).
+    wall: datetime | None = None
+
+
+def unwrap(text: str) -> Message:
+    """The message behind a viewer's prefix, ``--log-jsonl`` or ``[pid] M.SS.mmm.uuu L ``."""
+    wall = None
+    v = _VIEWER.match(text)
+    if v is not None:
+        try:
+            wall = datetime.fromisoformat(v.group(1))
+        except ValueError:
+            return Message(text)
+        text = text[v.end() :]
+    text = text.lstrip(" \t")
     if text.startswith("{") and '"msg"' in text:
         try:
             doc = json.loads(text)
         except ValueError:
-            return text, None, None
+            return Message(text, wall=wall)
         if isinstance(doc, dict) and isinstance(doc.get("msg"), str):
             t = doc.get("time")
-            return (
-                doc["msg"],
-                None,
-                float(t) if isinstance(t, int | float) and not isinstance(t, bool) else None,
-            )
-        return text, None, None
+            jtime = float(t) if isinstance(t, int | float) and not isinstance(t, bool) else None
+            return Message(doc["msg"].strip(), None, jtime, wall)
+        return Message(text, wall=wall)
     m = _REL_PREFIX.match(text)
     if m is None:
-        return text, None, None
+        return Message(text, wall=wall)
     minutes, seconds, ms, us = (int(g) for g in m.groups())
-    return text[m.end() :], minutes * 60 + seconds + ms / 1e3 + us / 1e6, None
+    return Message(text[m.end() :].lstrip(" \t"), minutes * 60 + seconds + ms / 1e3 + us / 1e6, None, wall)
 
 
 def parse(text: str) -> Acceptance | None:
     """The acceptance a line reports, or None (not such a line, or counts that cannot be)."""
     if MARKER not in text:
         return None
-    msg, since, jtime = unwrap(text)
+    msg, since, jtime, _ = unwrap(text)
     m = _LINE.match(msg)
     if m is None:
         return None
@@ -104,6 +128,18 @@ def parse(text: str) -> Acceptance | None:
         since,
         jtime,
     )
+
+
+def mean_len_fits(acc: Acceptance) -> bool:
+    """Whether ``mean len`` (1 + accepted / verify steps) is possible for the counts.
+
+    Each verify step drafts one token or more, so the steps are between 1 and ``generated``
+    and the mean between ``1 + accepted/generated`` and ``1 + accepted`` (printed to 0.01).
+    """
+    mean = acc.mean_len
+    if mean is None or acc.generated == 0:
+        return True
+    return 1 + acc.accepted / acc.generated - 0.005 <= mean <= 1 + acc.accepted + 0.005
 
 
 #: Markers of llama.cpp's start-up lines (``parse/markers.py`` cuts chunks at them).

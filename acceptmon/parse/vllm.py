@@ -20,9 +20,19 @@ from acceptmon.text.redact import redact_args
 
 MARKERS = ("SpecDecoding metrics:", "Speculative metrics:")
 #: Start lines: v1's API server prints the arguments that differ from the defaults (a dict
-#: repr); v0's engine prints ``Initializing an LLM engine (v0.6.3) with config: model=…, …)``.
-NON_DEFAULT, ENGINE_CONFIG = "non-default args:", "Initializing an LLM engine"
-START_MARKERS = (NON_DEFAULT, ENGINE_CONFIG)
+#: repr); v0's engine prints ``Initializing an LLM engine (v0.6.3) with config: model=…, …)``,
+#: v1's engine core ``Initializing a V1 LLM engine (v0.11.0) with config: model=…,
+#: speculative_config=SpeculativeConfig(method=…, model=…, num_spec_tokens=3), …`` (``core.py``;
+#: it opens a run only when no ``non-default args`` line opened it, see ``parse/line.py``).
+#: ``setup_server`` logs ``vLLM API server version 0.11.0`` just before the non-default args.
+NON_DEFAULT, ENGINE_CONFIG, ENGINE_V1, VERSION = (
+    "non-default args:",
+    "Initializing an LLM engine",
+    "Initializing a V1 LLM engine",
+    "vLLM API server version ",
+)
+START_MARKERS = (NON_DEFAULT, ENGINE_CONFIG, ENGINE_V1, VERSION)
+_VERSION = re.compile(r"v?(\d[0-9A-Za-z.+-]{0,39})\s*$")
 
 _NUM = r"(-?\d++(?:\.\d++)?+(?:[eE][-+]?\d++)?+|nan|inf)"
 _KEYS = re.compile(
@@ -206,10 +216,16 @@ def ranks_of(prefix: str) -> tuple[tuple[str, int], ...]:
     return tuple((kind.lower(), int(num)) for kind, num in _PROC.findall(prefix))
 
 
+def version_of(text: str) -> str | None:
+    """``0.11.0`` of the API server's version line, or None for anything else."""
+    m = _VERSION.match(text.strip())
+    return m.group(1) if m else None
+
+
 def parse_start(marker: str, body: str, meta: Meta) -> ServerStart | ParseError:
     """The text after a start marker → a ServerStart with redacted args.
 
-    v0's config line carries the version (``vllm_version``) in front of ``with config:``.
+    The engine config lines (v0, v1) carry the version (``vllm_version``) before ``with config:``.
     """
     if len(body) > MAX_ARGS_CHARS:
         return ParseError(meta, "vllm start: line too large", TOO_LARGE)

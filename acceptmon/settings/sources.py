@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from acceptmon.runs.declared import SPECULATIVE_KEYS
 from acceptmon.settings.containers import CONTAINER_KEYS, check_container_keys, is_container_path
 from acceptmon.settings.problems import Problems
 from acceptmon.text.printable import printable
@@ -38,8 +39,6 @@ SOURCE_KEYS = {
 } | CONTAINER_KEYS
 #: Per-source keys only ``ssh://`` sources read.
 _SSH_KEYS = {"known_hosts", "ssh_config", "identity_file", "accept_unknown_host_key", "poll_interval"}
-#: ``speculative:`` keys, for a log whose start line acceptmon never saw (rotated away, --from-end).
-SPECULATIVE_KEYS = ("num_steps", "num_draft_tokens", "topk")
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,7 +95,7 @@ def test_runs_over_ssh_on_a_non_utf8_name(sshd: SSHServer, tmp_path: Path) -> No
     ]
     done = subprocess.run(cmd, capture_output=True, timeout=60, check=False)
     assert done.returncode in (0, 3), done.stderr.decode(errors="replace")
-    doc = json.loads(done.stdout.decode("utf-8"))
+    (doc,) = json.loads(done.stdout.decode("utf-8"))["sources"]
     assert doc["source"] == f"ssh://testhost{logs}/inc-\\xff.log" and len(doc["runs"]) == 3
     remote = open_remote(url, str(sshd.ssh_config))  # what `runs --follow` follows
     try:

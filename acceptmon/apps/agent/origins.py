@@ -19,6 +19,7 @@ from acceptmon.apps.agent.announce import config_name
 from acceptmon.ingest import Pipeline
 from acceptmon.labels import SourceIdentity
 from acceptmon.model import Run, SpecConfig
+from acceptmon.runs.declared import declared_spec
 from acceptmon.runs.draft_config import parse_config, read_draft_config, read_local
 from acceptmon.settings.sources import SourceSettings
 from acceptmon.sources import hub_of, remote_reader
@@ -144,12 +145,7 @@ class Origins:
     def declared(self, source: str) -> SpecConfig | None:
         """The source's ``speculative:`` settings, for a run whose start line was never seen."""
         entry = self.entry(source)
-        spec = entry[0].speculative() if entry else {}
-        if not spec:
-            return None
-        steps, topk = spec.get("num_steps"), spec.get("topk")
-        tokens = spec.get("num_draft_tokens") or (steps + 1 if steps and (topk or 1) == 1 else None)
-        return SpecConfig("declared", steps, topk, tokens)
+        return declared_spec(entry[0].speculative() if entry else {})
 
 
 def container_identity(cfg: SourceSettings, identity: SourceIdentity) -> SourceIdentity:

@@ -26,6 +26,7 @@ from acceptmon.apps.backfill.findings import HistoryFindings
 from acceptmon.apps.backfill.sampler import Sampler
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.labels import SourceIdentity
+from acceptmon.model import SpecConfig
 from acceptmon.runs.ahead import AheadGuard
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
@@ -55,8 +56,9 @@ def collect(
     draft_config: list[str] | None,
     readers: dict[str, FileReader],
     labels: dict[str, str] | None = None,
+    declared: SpecConfig | None = None,
 ) -> Sampler:
-    pipeline, _table = new_pipeline(tz, draft_config, readers, run_table=False)
+    pipeline, _table = new_pipeline(tz, draft_config, readers, run_table=False, declared=declared)
     # As in the agent: a time ahead of this host's clock is never a record's (nor a gauge's) time.
     pipeline.ahead = AheadGuard(time.time)
     for lg in logs:  # the host label the agent's series carry (``run_info``)
@@ -142,12 +144,13 @@ def main(
     ssh_config: str | None = None,
     labels: dict[str, str] | None = None,
     names: list[str] | None = None,
+    declared: SpecConfig | None = None,
 ) -> int:
     """``names``: the ``source`` labels of the SOURCEs in the same position (``--name``), so
     history continues the series of the agent source of that ``name``."""
     try:
         with opened(sources, ssh_config, names) as (logs, readers):
-            sampler = collect(logs, tz, step, draft_config, readers, labels)
+            sampler = collect(logs, tz, step, draft_config, readers, labels, declared)
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
         return 2

@@ -24,7 +24,7 @@ from acceptmon.apps.report.series import SeriesSink
 from acceptmon.detect.table import plain
 from acceptmon.ingest.findings import FindingLog
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
-from acceptmon.model import Finding
+from acceptmon.model import Finding, SpecConfig
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
 from acceptmon.text.printable import printable
@@ -66,11 +66,12 @@ def build(
     draft_config: list[str] | None,
     readers: dict[str, FileReader],
     state_dir: str | None = None,
+    declared: SpecConfig | None = None,
 ) -> tuple[str, dict[str, list[Plot]]]:
     """The HTML page and, per source, its plots."""
     from acceptmon.apps.report.plots import plots_for
 
-    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir)
+    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir, declared=declared)
     series = SeriesSink(pipeline.tracker)
     pipeline.consumers.append(series)
     finding_log = FindingLog(pipeline)
@@ -121,11 +122,12 @@ def main(
     draft_config: list[str] | None = None,
     ssh_config: str | None = None,
     state_dir: str | None = None,
+    declared: SpecConfig | None = None,
 ) -> int:
     extras.require("report", "report")  # before reading: say at once that the plots cannot be drawn
     try:
         with opened(sources, ssh_config) as (logs, readers):
-            page, plots = build(logs, tz, draft_config, readers, state_dir)
+            page, plots = build(logs, tz, draft_config, readers, state_dir, declared)
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
         return 2

@@ -21,6 +21,7 @@ from acceptmon.detect import table as render
 from acceptmon.detect.runstats import RunTable, run_json, verdict_json
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.read import collect, opened
+from acceptmon.model import SpecConfig
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
 from acceptmon.text.printable import printable
@@ -57,6 +58,7 @@ def main(
     follow: bool = False,
     ssh_config: str | None = None,
     state_dir: str | None = None,
+    declared: SpecConfig | None = None,
 ) -> int:
     try:
         with opened(sources, ssh_config) as (logs, readers):
@@ -69,6 +71,7 @@ def main(
                 ssh_config=ssh_config,
                 readers=readers,
                 state_dir=state_dir,
+                declared=declared,
             )
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
@@ -85,15 +88,22 @@ def _report(
     ssh_config: str | None,
     readers: dict[str, FileReader],
     state_dir: str | None,
+    declared: SpecConfig | None,
 ) -> int:
     if follow:
         from acceptmon.apps.runs.live import follow_logs
 
         worse = follow_logs(
-            logs, tz, draft_config, ssh_config=ssh_config, readers=readers, state_dir=state_dir
+            logs,
+            tz,
+            draft_config,
+            ssh_config=ssh_config,
+            readers=readers,
+            state_dir=state_dir,
+            declared=declared,
         )
         return WORSE if worse else 0
-    pipeline, table, problems = collect(logs, tz, draft_config, readers, state_dir)
+    pipeline, table, problems = collect(logs, tz, draft_config, readers, state_dir, declared)
     for problem in problems:
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     if len(problems) >= sum(len(lg.files) for lg in logs):

@@ -28,6 +28,7 @@ from acceptmon.detect.table import duration_words
 from acceptmon.detect.verdict import Verdict
 from acceptmon.ingest.loop import Loop
 from acceptmon.ingest.read import feed_file, new_pipeline
+from acceptmon.model import SpecConfig
 from acceptmon.settings.sources import SourceSettings
 from acceptmon.sources import open_source
 from acceptmon.sources.base import FileReader, Source
@@ -144,9 +145,10 @@ def follow_logs(
     ssh_config: str | None = None,
     readers: dict[str, FileReader] | None = None,
     state_dir: str | None = None,
+    declared: SpecConfig | None = None,
 ) -> bool:
     """Follow until Ctrl-C (or ``stop``); True when some latest run ended up worse."""
-    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir)
+    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir, declared=declared)
     for lg in logs:
         for path in lg.files[:-1]:
             feed_file(pipeline, lg.name, path, lg.opener)
