@@ -26,7 +26,17 @@ from acceptmon.detect.findings import (
     source_key,
     without_secrets,
 )
-from acceptmon.detect.measure import ALPHA_SCALE, Measure, choose, to_per_token
+from acceptmon.detect.measure import (
+    ALPHA_SCALE,
+    Measure,
+    adaptive,
+    chain_comparison,
+    chain_len,
+    choose,
+    per_token,
+    to_per_token,
+    tree_explains,
+)
 from acceptmon.detect.positions import Positions
 from acceptmon.detect.recovery import RECHECK, Ordered, Reference, Stretch
 from acceptmon.detect.rules import Drift, Persistence, Transition, stall_reason
@@ -58,12 +68,14 @@ SHORT = 4
 @dataclass(frozen=True, slots=True)
 class Baseline:
     """The last window of a finished run, frozen: what later runs are judged against; ``swing``
-    is the low/high ratio of the levels the run sustained (≤ 1: see ``detect.swing``)."""
+    is the low/high ratio of the levels the run sustained (≤ 1: see ``detect.swing``); ``alpha``:
+    its histograms hold per-token acceptance (an adaptive run's), not accept len."""
 
     run: Run
     strata: Strata
     slots: int | None
     swing: float = 1.0
+    alpha: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,13 +114,18 @@ def regressed(c: Comparison | None, cfg: DetectSettings, low: float = 1.0) -> bo
 
 
 def measured(base: Baseline, after: Strata, measure: Measure, min_stratum: int) -> Comparison | None:
-    """``compare`` in the measure chosen for this baseline and run."""
+    """``compare`` in the measure chosen for this baseline and run (None: not comparable)."""
+    a_before, a_after = measure.alpha
     if not measure.per_token:
-        return compare(base.strata, after, min_stratum)
+        return None if a_before or a_after else compare(base.strata, after, min_stratum)
     k_before, k_after = measure.steps
-    assert k_before is not None and k_after is not None
+    assert (a_before or k_before is not None) and (a_after or k_after is not None)
+    before = base.strata if a_before or k_before is None else to_per_token(base.strata, k_before)
     return compare(
-        to_per_token(base.strata, k_before), to_per_token(after, k_after), min_stratum, ALPHA_SCALE
+        before,
+        after if a_after or k_after is None else to_per_token(after, k_after),
+        min_stratum,
+        ALPHA_SCALE,
     )
 
 
@@ -136,6 +153,9 @@ class RunData:
         self.tested_at = 0
         self.checked_at = 0
         self.slots = run.spec.draft_slots()
+        #: Adaptive speculation: the active chain steps, and the windows hold α (ten-thousandths)
+        #: instead of accept len, so the server's own step changes move nothing they compare.
+        self.steps = run.spec.num_steps if adaptive(run) else None
         self.floor_cfg = cfg.floor_for(run.source, run.spec)
         self.collapse = Persistence(cfg.collapse_intervals, 1.0, collapsed)
         self.floor = Persistence(cfg.floor_intervals, cfg.floor_fraction, floored)
@@ -188,11 +208,14 @@ class SourceState:
         return SourceStatus(c.run.run_id, c.seen, c.used, b.run.run_id if b else None, c.decided)
 
     def start_run(self, run: Run) -> None:
-        """A new run: the old one becomes the baseline if it has enough data after warm-up."""
+        """A new run: the old one becomes the baseline if it has enough data after warm-up.
+        An adaptive step change is the server reacting to acceptance, not a new run: ``_adapt``."""
+        if run.kind == "spec_params" and self._adapt(run):
+            return
         old = self.current
         if old.tail.n >= self.cfg.min_before:
             tail = old.tail.copy()
-            self.baseline = Baseline(old.run, tail, old.slots, old.swing.ratio())
+            self.baseline = Baseline(old.run, tail, old.slots, old.swing.ratio(), old.steps is not None)
             self.pending = []
         if run.previous_run_id is None:
             self.baseline, self.pending = None, []
@@ -208,6 +231,26 @@ class SourceState:
             self.book.resolve(source_key(FLOOR, self.source), run.started or self.last_ts)
         self.spec_prev.clear()
         self.last = None
+
+    def _adapt(self, segment: Run) -> bool:
+        """Adaptive speculation moved the steps: the run goes on in per-token acceptance, which the
+        step count does not move, so the step change is never what a drop is blamed on. A run not
+        yet known to be adaptive starts its windows afresh in α (its baseline and decision kept).
+        False for a segment that cannot continue a chain run: it is then treated as any other."""
+        rd, steps = self.current, segment.spec.num_steps
+        if (
+            not adaptive(segment)
+            or steps is None
+            or rd.run.source != segment.source
+            or rd.run.run_id == "unknown"
+        ):
+            return False
+        if rd.steps is None:
+            fresh = RunData(rd.run, self.cfg, rd.collapse.active, rd.floor.active)
+            fresh.decided, fresh.tested_at = rd.decided, 0
+            self.current = rd = fresh
+        rd.steps, rd.slots = steps, segment.spec.draft_slots()
+        return True
 
     def stop(self, ts: datetime | None) -> None:
         """A graceful shutdown: silence until the next run is expected, not a stall."""
@@ -328,6 +371,9 @@ class SourceState:
             if not rd.warm:
                 return
         bucket, value = load_bucket(point.running, cfg.load_buckets), centi(length)
+        if rd.steps is not None:  # adaptive: α, and drift sees accept len at the run's first steps
+            value = per_token(value, rd.steps)
+            length = chain_len(value / ALPHA_SCALE, rd.run.spec.num_steps or rd.steps)
         rd.used += 1
         rd.head.add(bucket, value)
         rd.tail.add(bucket, value, seconds(point.ts))
@@ -408,17 +454,20 @@ class SourceState:
         if n < cfg.min_after or not due:
             return
         rd.tested_at = n
-        measure = choose(base.run.spec, rd.run.spec)
+        measure = self._measure(base, rd)
         cmp = measured(base, rd.head.strata, measure, cfg.min_stratum)
         diff = compose(self.pending)
         # A plain restart: the prompt mix may swing as it did in the baseline run.
-        low = base.swing if diff is None and not measure.per_token else 1.0
+        low = base.swing if diff is None and (not measure.per_token or all(measure.alpha)) else 1.0
         if cmp is not None and regressed(cmp, cfg, low):
-            lens = compare(base.strata, rd.head.strata, cfg.min_stratum) if measure.per_token else None
+            lens = self._lens(base, rd, measure, cmp)
             finding = drop_finding(rd.run, base.run, cmp, diff, (base.slots, rd.slots), measure, lens, low)
             fell = self.positions.words(base.run.run_id, rd.run.run_id)
             if fell:
                 finding = replace(finding, summary=finding.summary + fell)
+            why = tree_explains(base.run.spec, rd.run.spec, diff, (lens or cmp).drop)
+            if why:  # a smaller tree accepts fewer: said, not paged
+                finding = replace(finding, severity="warning", summary=f"{finding.summary}; {why}")
             self.book.fire(finding, self.last_ts)
             self.refs[finding.key] = base
             if len(self.refs) > MAX_OPEN_DROPS:
@@ -427,6 +476,25 @@ class SourceState:
             rd.decided = True
         elif rd.head.full:
             rd.decided = True
+
+    @staticmethod
+    def _measure(base: Baseline, rd: RunData) -> Measure:
+        """The measure of ``rd`` against ``base``, the current steps standing for an adaptive run's."""
+        spec = (
+            rd.run.spec
+            if rd.steps is None
+            else replace(rd.run.spec, num_steps=rd.steps, num_draft_tokens=None)
+        )
+        return choose(base.run.spec, spec, (base.alpha, rd.steps is not None))
+
+    def _lens(self, base: Baseline, rd: RunData, measure: Measure, cmp: Comparison) -> Comparison | None:
+        """The accept-len comparison beside an α one: measured where both sides hold accept len,
+        else α turned back into accept len at each side's chain length."""
+        if not measure.per_token:
+            return None
+        if not any(measure.alpha):
+            return compare(base.strata, rd.head.strata, self.cfg.min_stratum)
+        return chain_comparison(cmp, base.slots, rd.run.spec.num_steps or rd.steps)
 
     def _check_recovery(self) -> None:
         """An open drop resolves once the recent intervals are back near its baseline, in any run."""
@@ -445,7 +513,7 @@ class SourceState:
         for key, base in self.refs.items():
             cached = self._references.get(key)
             if cached is None or cached[0] is not base or cached[1] is not rd.run:
-                measure = choose(base.run.spec, rd.run.spec)
+                measure = self._measure(base, rd)
                 cached = self._references[key] = (base, rd.run, Reference(base.strata, measure))
             out.append((key, cached[2]))
         return out
@@ -454,7 +522,9 @@ class SourceState:
         """``recovery.Judged``: the finding's "now" is an accept len, whatever the measure."""
         rd = self.current
         cmp = compare(self.refs[key].strata, strata, self.cfg.min_stratum)
-        level = cmp.after.value if cmp is not None else None
+        level = cmp.after.value if cmp is not None else None  # the recent window's, in its own units
+        if level is not None and rd.steps is not None:  # α: as accept len at the active steps
+            level = chain_len(level * 100 / ALPHA_SCALE, rd.steps)
         self.book.resolve(key, at, (level, rate_from_len(level, rd.slots)))
         del self.refs[key], self._references[key]
 
