@@ -159,7 +159,7 @@ def choose(before: SpecConfig, after: SpecConfig, alpha: tuple[bool, bool] = (Fa
 
 
 #: Diff keys a tree draft's size is made of: with only these changed, the draft itself is the same.
-TREE_SIZE_KEYS = frozenset({"server_args.speculative_num_draft_tokens", "server_args.speculative_num_steps"})
+TREE_SIZE_KEYS = frozenset({"speculative_num_draft_tokens", "speculative_num_steps"})
 
 
 def tree_explains(before: SpecConfig, after: SpecConfig, diff: ConfigDiff | None, drop: float) -> str:
@@ -171,7 +171,17 @@ def tree_explains(before: SpecConfig, after: SpecConfig, diff: ConfigDiff | None
     n_before, n_after = before.num_draft_tokens, after.num_draft_tokens
     if (before.eagle_topk or 1) <= 1 or (after.eagle_topk or 1) <= 1 or n_before is None or n_after is None:
         return ""
-    if diff is None or not diff.keys() or not set(diff.keys()) <= TREE_SIZE_KEYS or n_after >= n_before:
+    keys = (
+        {k.partition(".")[2] for k in diff.keys() if k.startswith(("args.", "server_args."))}
+        if diff
+        else set()
+    )
+    if (
+        not keys
+        or len(keys) != len(diff.keys() if diff else [])
+        or not keys <= TREE_SIZE_KEYS
+        or n_after >= n_before
+    ):
         return ""
     bound = 1 - n_after / n_before
     if drop > bound:
