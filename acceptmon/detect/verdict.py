@@ -65,7 +65,11 @@ class Verdict:
         assert self.relative_change is not None and self.p_value is not None
         change = f"{self.relative_change:+.1%}"
         ci = f" (95% interval {self.interval[0]:+.1%} to {self.interval[1]:+.1%})" if self.interval else ""
-        return f"{self.run_id} vs {self.against_run_id}: {self.state.upper()}, accept len {change}{ci}, {p_words(self.p_value)}"
+        head = f"{self.run_id} vs {self.against_run_id}: {self.state.upper()}, accept len {change}{ci}"
+        if self.state == "same" and self.p_value < ALPHA:  # certain, but too small to matter: say both
+            p = "p < 0.001" if self.p_value < 0.001 else f"p = {self.p_value:.3f}"
+            return f"{head}, real ({p}) but below the {MIN_CHANGE:.0%} change that matters"
+        return f"{head}, {p_words(self.p_value)}"
 
 
 def p_words(p: float) -> str:
