@@ -162,6 +162,12 @@ def choose(before: SpecConfig, after: SpecConfig, alpha: tuple[bool, bool] = (Fa
 TREE_SIZE_KEYS = frozenset({"speculative_num_draft_tokens", "speculative_num_steps"})
 
 
+def _tree_size(key: str) -> bool:
+    """Whether a diff key is one of the server args a tree's size is made of."""
+    where, _, name = key.partition(".")
+    return where in ("args", "server_args") and name in TREE_SIZE_KEYS
+
+
 def tree_explains(before: SpecConfig, after: SpecConfig, diff: ConfigDiff | None, drop: float) -> str:
     """Why a fall of ``drop`` is the change itself, or "": a tree draft (topk > 1) that verifies
     fewer draft tokens with the same draft accepts fewer, and a tree has no chain model to
@@ -171,17 +177,8 @@ def tree_explains(before: SpecConfig, after: SpecConfig, diff: ConfigDiff | None
     n_before, n_after = before.num_draft_tokens, after.num_draft_tokens
     if (before.eagle_topk or 1) <= 1 or (after.eagle_topk or 1) <= 1 or n_before is None or n_after is None:
         return ""
-    keys = (
-        {k.partition(".")[2] for k in diff.keys() if k.startswith(("args.", "server_args."))}
-        if diff
-        else set()
-    )
-    if (
-        not keys
-        or len(keys) != len(diff.keys() if diff else [])
-        or not keys <= TREE_SIZE_KEYS
-        or n_after >= n_before
-    ):
+    changed = diff.keys() if diff is not None else []
+    if not changed or n_after >= n_before or not all(_tree_size(k) for k in changed):
         return ""
     bound = 1 - n_after / n_before
     if drop > bound:

@@ -200,6 +200,10 @@ class SourceState:
         self._sorted: tuple[Sliding, int, Ordered] | None = None  # the recent window, for them
         self.last: Point | None = None
         self.last_ts: datetime | None = None
+        #: The first outside "now" (the agent's clock) this source was evaluated at: a stall is
+        #: silence since then at most, so an agent started on a log written hours ago does not
+        #: page it at once. None while only the log's own time has been "now" (one-shot, backlog).
+        self.watching_since: datetime | None = None
         self.spec_prev: dict[int | None, SpecSample] = {}
         self.positions = Positions()  # vLLM's per-position acceptance per run, for drop findings
 
@@ -416,6 +420,11 @@ class SourceState:
             f"{rd.run.run_id} (reference {ref:.2f}, last {point.accept_len:.2f})"
         )
 
+    def watch(self, now: datetime) -> None:
+        """An outside clock evaluates this source: the stall clock starts now, if not yet."""
+        if self.watching_since is None:
+            self.watching_since = now
+
     def evaluate(self, now: datetime | None) -> list[Finding]:
         self._stall(now)
         self._test_change()
@@ -428,7 +437,9 @@ class SourceState:
         if now is None or last is None or self.last_ts is None or self.book.active(key):
             return
         gap = (seconds(now) or 0.0) - (seconds(self.last_ts) or 0.0)
-        reason = stall_reason(last, gap, cfg.stall_s, cfg.stall_min_running, cfg.silent_s)
+        since = self.watching_since
+        watched = gap if since is None else (seconds(now) or 0.0) - (seconds(since) or 0.0)
+        reason = stall_reason(last, min(gap, watched), cfg.stall_s, cfg.stall_min_running, cfg.silent_s)
         if not reason:
             return
         silent, run = duration_words(gap), self.current.run
