@@ -108,6 +108,7 @@ def _dump_run_data(rd: RunData) -> Json:
         "decided": rd.decided,
         "slots": rd.slots,
         "steps": rd.steps,
+        "floor_from": None if rd.floor_from is None else _dump_run(rd.floor_from),
         "head": _dump_strata(rd.head.strata),
         "tail": _dump_window(rd.tail),
         "recent": _dump_window(rd.recent),
@@ -126,6 +127,8 @@ def _load_run_data(d: Mapping[str, Any], cfg: DetectSettings) -> RunData:
     rd.warm, rd.decided = as_bool(d["warm"], "warm"), as_bool(d["decided"], "decided")
     rd.slots = _int(d["slots"])
     rd.steps = _int(d.get("steps"))  # state saved before adaptive runs were followed has none
+    began = d.get("floor_from")
+    rd.floor_from = None if began is None else _load_run(began)
     rd.head = Head(cfg.head)
     rd.head.strata = _load_strata(d["head"])
     rd.head.n = sum(sum(h.values()) for h in rd.head.strata.values())

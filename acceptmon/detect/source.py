@@ -20,6 +20,7 @@ from acceptmon.detect.findings import (
     FLOOR,
     STALLED,
     Book,
+    began_before,
     compose,
     drop_finding,
     simple_finding,
@@ -159,6 +160,9 @@ class RunData:
         self.floor_cfg = cfg.floor_for(run.source, run.spec)
         self.collapse = Persistence(cfg.collapse_intervals, 1.0, collapsed)
         self.floor = Persistence(cfg.floor_intervals, cfg.floor_fraction, floored)
+        #: The earlier run a breach of the floor began in, when the last one ended below it:
+        #: a floor finding fired here is not caused by the change that opened this run.
+        self.floor_from: Run | None = None
         self.drift = Drift(cfg.drift_min_drop, cfg.drift_threshold, cfg.drift_ref_intervals)
         self.swing = Swing(cfg.swing_block)
 
@@ -230,7 +234,9 @@ class SourceState:
         self.book.resolve(source_key(STALLED, self.source), run.started or self.last_ts)
         collapsed = self.book.active(source_key(COLLAPSED, self.source))
         floored = self.book.active(source_key(FLOOR, self.source))
+        below = bool(old.floor_cfg) and old.floor.breaching
         self.current = RunData(run, self.cfg, collapsed, floored)
+        self.current.floor_from = (old.floor_from or old.run) if below else None
         if floored and not self.current.floor_cfg:  # the new model has no floor to be below
             self.book.resolve(source_key(FLOOR, self.source), run.started or self.last_ts)
         self.spec_prev.clear()
@@ -251,7 +257,7 @@ class SourceState:
             return False
         if rd.steps is None:
             fresh = RunData(rd.run, self.cfg, rd.collapse.active, rd.floor.active)
-            fresh.decided, fresh.tested_at = rd.decided, 0
+            fresh.decided, fresh.tested_at, fresh.floor_from = rd.decided, 0, rd.floor_from
             self.current = rd = fresh
         rd.steps, rd.slots = steps, segment.spec.draft_slots()
         return True
@@ -390,10 +396,11 @@ class SourceState:
     def apply(self, t: Transition, rule: str, point: Point) -> None:
         key = source_key(rule, self.source, self.current.run.run_id if rule == DRIFT else None)
         if t == "fire":
-            self.book.fire(
-                simple_finding(rule, self.current.run, self._say(rule, point), key, point.accept_len),
-                point.ts,
-            )
+            rd = self.current
+            finding = simple_finding(rule, rd.run, self._say(rule, point), key, point.accept_len)
+            if rule == FLOOR and rd.floor_from is not None:
+                finding = began_before(finding, rd.floor_from, rd.run)
+            self.book.fire(finding, point.ts)
         elif t == "resolve":
             self.book.resolve(key, point.ts, _now(point))
 
