@@ -2,18 +2,21 @@
 
 This is both a feature (``acceptmon oneshot``: backfill, CI checks, "what
 did last night look like") and the golden-test harness: its ``prom`` output
-is exactly what the daemon would serve for the same lines.
+is exactly what the daemon would serve for the same lines: the store's families and the
+agent's own (``ingest/families.py``), findings included, as at the end of the log.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from datetime import tzinfo
 
-from acceptmon.apps.jsonl import JsonlWriter
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
+from acceptmon.ingest.families import Served, served
 from acceptmon.ingest.findings import FindingLog
+from acceptmon.ingest.jsonl import JsonlWriter
 from acceptmon.ingest.read import opened, read_logs
 from acceptmon.metrics.collect import render
 from acceptmon.runs.draft_config import draft_reader
@@ -43,13 +46,13 @@ def main(
             pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers), year=year)
             if fmt == "jsonl":
                 pipeline.consumers.append(JsonlWriter(sys.stdout, pipeline.tracker))
-            findings = FindingLog(pipeline) if fmt == "findings" else None
+            findings = FindingLog(pipeline) if fmt in ("findings", "prom") else None
             problems = read_logs(pipeline, logs)
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
         return BAD_SOURCE
-    if fmt == "prom":
-        sys.stdout.write(prom(pipeline))
+    if fmt == "prom" and findings is not None:
+        sys.stdout.write(prom(pipeline, findings))
     elif findings is not None:
         findings.write(sys.stdout)
     for problem in problems:
@@ -57,5 +60,31 @@ def main(
     return UNREADABLE if problems and len(problems) == sum(len(lg.files) for lg in logs) else 0
 
 
-def prom(pipeline: Pipeline) -> str:
-    return render(pipeline.store)
+def prom(pipeline: Pipeline, findings: FindingLog) -> str:
+    """The agent's ``/metrics`` families at the end of the log, its findings with their runs'
+    config hashes as the agent labels them. What only a running agent has (its sources' file
+    health, a settings reload, HTTP, its build, the host it runs on) is left without samples or
+    zero, so the output depends on the log alone (a file, its .gz or standard input alike)."""
+    findings.detector.evaluate()
+    tracker = pipeline.tracker
+    hashes = {
+        (source, run.run_id): run.config.hash
+        for source in tracker.sources()
+        for run in tracker.runs(source)
+        if run.config is not None
+    }
+    found = [
+        replace(f, config_hash=hashes[(f.source, f.run_id)]) if hashes.get((f.source, f.run_id)) else f
+        for f in findings.findings.values()
+    ]
+    got = Served(
+        health={},
+        findings=found,
+        raised=findings.raised,
+        draft_missing={},
+        settings_unknown={s: tracker.settings_unknown(s) for s in tracker.sources()},
+        http=({}, 0, 0),
+        build=False,
+        lost=findings.cost.lost,
+    )
+    return render(pipeline.store, [lambda: served(pipeline.store, None, got)])

@@ -242,6 +242,13 @@ class SourceState:
         self.spec_prev.clear()
         self.last = None
 
+    def settle_settings(self) -> None:
+        """Settings read anew (a reload, a restart): a floor finding whose floor went away resolves,
+        for there is nothing left to be below."""
+        key = source_key(FLOOR, self.source)
+        if not self.current.floor_cfg and self.book.active(key):
+            self.book.resolve(key, self.last_ts)
+
     def _adapt(self, segment: Run) -> bool:
         """Adaptive speculation moved the steps: the run goes on in per-token acceptance, which the
         step count does not move, so the step change is never what a drop is blamed on. A run not

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from acceptmon.detect.compare import Comparison, compare
+from acceptmon.detect.cost import verdict_cost_words
 from acceptmon.detect.measure import ALPHA_SCALE, to_per_token
 from acceptmon.detect.series import Strata
 from acceptmon.detect.settings import DetectSettings
@@ -78,7 +79,10 @@ class Verdict:
         if self.state == "same" and self.p_value < ALPHA:  # certain, but too small to matter: say both
             p = "p < 0.001" if self.p_value < 0.001 else f"p = {self.p_value:.3f}"
             return f"{head}, real ({p}) but below the {MIN_CHANGE:.0%} change that matters"
-        return f"{head}, {p_words(self.p_value)}"
+        words = f"{head}, {p_words(self.p_value)}"
+        if self.state == "worse":
+            words += f"; {verdict_cost_words(self.relative_change, self.interval)}"
+        return words
 
 
 def p_words(p: float) -> str:
