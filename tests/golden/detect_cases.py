@@ -108,7 +108,7 @@ def workload_swing() -> Iterator[str]:
     yield from log.lines
 
 
-def _adaptive(log: Log, alphas: list[tuple[int, float]], k: int) -> int:
+def adaptive_decode(log: Log, alphas: list[tuple[int, float]], k: int) -> int:
     """Adaptive decode: (intervals, α) stretches; the steps follow α as SGLang's controller would
     (1 below α 0.6, else 3), each change logged as it logs it. Returns the steps at the end."""
     busy = (1, 2), (8, 40)
@@ -127,20 +127,20 @@ def _adaptive(log: Log, alphas: list[tuple[int, float]], k: int) -> int:
 def adaptive_hard_stretch() -> Iterator[str]:
     log = Log(23_1)
     log.start(speculative_adaptive=True)
-    _adaptive(log, [(150, 0.7), (80, 0.58), (100, 0.7), (60, 0.57)], 3)
+    adaptive_decode(log, [(150, 0.7), (80, 0.58), (100, 0.7), (60, 0.57)], 3)
     log.stop()
     log.start(speculative_adaptive=True)
-    _adaptive(log, [(60, 0.56), (60, 0.7), (60, 0.57), (60, 0.7)], 3)
+    adaptive_decode(log, [(60, 0.56), (60, 0.7), (60, 0.57), (60, 0.7)], 3)
     yield from log.lines
 
 
 def adaptive_worse_draft() -> Iterator[str]:
     log = Log(23_2)
     log.start(speculative_adaptive=True)
-    _adaptive(log, [(150, 0.75), (60, 0.62), (100, 0.75)], 3)
+    adaptive_decode(log, [(150, 0.75), (60, 0.62), (100, 0.75)], 3)
     log.stop()
     log.start(speculative_adaptive=True, speculative_draft_model_path="/models/Qwen3-32B-EAGLE3-small")
-    _adaptive(log, [(30, 0.61), (40, 0.5), (40, 0.62), (40, 0.5)], 3)
+    adaptive_decode(log, [(30, 0.61), (40, 0.5), (40, 0.62), (40, 0.5)], 3)
     yield from log.lines
 
 

@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from acceptmon.cli import main
-from tests.golden.detect_cases import Log, _adaptive
+from tests.golden.detect_cases import Log, adaptive_decode
 
 
 def _log(tmp_path: Path, worse_draft: bool) -> Path:
     log = Log(25)
     log.start(speculative_adaptive=True)
-    _adaptive(log, [(150, 0.7), (80, 0.57), (100, 0.7)], 3)
+    adaptive_decode(log, [(150, 0.7), (80, 0.57), (100, 0.7)], 3)
     log.stop()
     extra = {"speculative_draft_model_path": "/models/small"} if worse_draft else {}
     log.start(speculative_adaptive=True, **extra)
-    _adaptive(log, [(120, 0.55 if worse_draft else 0.7), (40, 0.45 if worse_draft else 0.57)], 3)
+    adaptive_decode(log, [(120, 0.55 if worse_draft else 0.7), (40, 0.45 if worse_draft else 0.57)], 3)
     path = tmp_path / "server.log"
     path.write_text("\n".join(log.lines) + "\n")
     return path
