@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from acceptmon.model import ConfigDiff, DecodeSample, Meta, Run, Shutdown, SpecConfig
+from acceptmon.model import ConfigDiff, ConfigSnapshot, DecodeSample, Meta, Run, Shutdown, SpecConfig
 
 T0 = datetime(2025, 6, 2)
 DAY = 86_400.0
@@ -375,4 +375,125 @@ def swing_drop(seed: int, source: str, level: float, drop: float) -> Iterator[It
     yield from (stop, run)
     yield Truth("acceptance_drop_after_change", run.run_id, drop, srv.t)
     srv.level *= 1 - drop
+    yield from srv.decode(flat, count=400)
+
+
+# -- adaptive speculation and tree drafts (issue 23) ----------------------------------------
+
+ADAPTIVE_ARGS = ConfigSnapshot(server_args={"speculative_adaptive": True})
+
+
+class Adaptive(Chain):
+    """SGLang's ``--speculative-adaptive`` on a chain draft: an EMA of accept len moves the steps
+    between 1 and 3 (down when a 3-step round accepts under 2.0, up when a 1-step round accepts
+    over 1.62), at most once per 40 intervals; the prompt mix moves α ±15–25% for hours."""
+
+    def __init__(self, rng: random.Random, source: str, alpha: float) -> None:
+        super().__init__(rng, source, alpha, 3)
+        self.ema, self.dwell = chain_len(alpha, 3), 0
+        self.switches: list[tuple[int, int]] = []  # step changes not yet yielded
+
+    def mix(self, t: float) -> float:
+        if t >= self._mix_until:
+            rng = self.rng
+            self._mix_until = t + rng.uniform(1800, 4 * 3600)
+            hard = self._mix == 1.0 and rng.random() < 0.6
+            self._mix = 1 - rng.uniform(0.15, 0.25) if hard else 1.0
+        return self._mix
+
+    def sample(self, level: float, warm: int, backlog: int) -> DecodeSample:
+        out = super().sample(level, warm, backlog)
+        k, length = self.settings.num_steps or 1, out.accept_len or 1.0
+        self.ema, self.dwell = 0.9 * self.ema + 0.1 * length, self.dwell + 1
+        target = 1 if k == 3 and self.ema < 2.0 else 3 if k == 1 and self.ema > 1.62 else k
+        if target != k and self.dwell >= 40:
+            self.steps(target)
+            self.switches.append((k, target))
+            self.dwell = 0
+        return out
+
+    def start(self, diff: ConfigDiff | None, prev: str | None) -> Run:
+        return replace(super().start(diff, prev), config=ADAPTIVE_ARGS)
+
+    def run_adaptive(self, run: Run, count: int | None = None, until: float | None = None) -> Iterator[Item]:
+        """Decode lines, each step change yielded as the ``spec_params`` segment the run tracker opens."""
+        prev = run.run_id
+        for item in self.decode(flat, until=until, count=count, fresh=False):
+            yield item
+            while self.switches:
+                a, b = self.switches.pop(0)
+                self.runs += 1
+                seg = Run(
+                    self.source,
+                    f"{self.source}#{self.runs}",
+                    self.when(self.t),
+                    0,
+                    ADAPTIVE_ARGS,
+                    self.settings,
+                    prev,
+                    _steps_diff(a, b, False),
+                    "spec_params",
+                    f"steps {a} -> {b}",
+                )
+                prev = seg.run_id
+                yield seg
+
+
+def adaptive_clean(seed: int, source: str, _level: float, days: float) -> Iterator[Item]:
+    """Adaptive steps swinging 3 ↔ 1 with hard stretches of prompts, plain restarts, no change."""
+    rng = random.Random(seed)
+    srv = Adaptive(rng, source, rng.uniform(0.55, 0.75))
+    srv.t = rng.uniform(0, DAY)
+    end = srv.t + days * DAY
+    run = srv.start(None, None)
+    yield run
+    while srv.t < end:
+        yield from srv.run_adaptive(run, until=min(end, srv.t + rng.expovariate(1 / DAY)))
+        if srv.t < end:
+            srv.steps(3)
+            srv.switches.clear()
+            stop, run = srv.restart(ConfigDiff(), run.run_id)
+            yield from (stop, run)
+
+
+def adaptive_drop(seed: int, source: str, _level: float, drop: float) -> Iterator[Item]:
+    """An adaptive server restarted with a worse draft: α ``drop`` lower, the steps swinging 3 ↔ 1."""
+    rng = random.Random(seed)
+    srv = Adaptive(rng, source, rng.uniform(0.6, 0.8))
+    base = _first_run(rng, srv)
+    yield base
+    yield from srv.run_adaptive(base, count=rng.randint(800, 2500))
+    diff = ConfigDiff(changed=((DRAFT_PATH, "/models/draft-a", "/models/draft-b"),))
+    srv.steps(3)
+    srv.switches.clear()
+    stop, run = srv.restart(diff, base.run_id)
+    yield from (stop, run)
+    yield Truth("acceptance_drop_after_change", run.run_id, drop, srv.t)
+    srv.level *= 1 - drop
+    yield from srv.run_adaptive(run, count=400)
+
+
+def tree_settings(tokens: int) -> SpecConfig:
+    return SpecConfig(algorithm="EAGLE3", num_steps=5, eagle_topk=4, num_draft_tokens=tokens)
+
+
+def tree_change(seed: int, source: str, level: float, drop: float, worse: bool) -> Iterator[Item]:
+    """A tree draft (topk 4) verifying 8 → 6 tokens: accept len 10–18% lower with the same draft
+    (the change explains it); with ``worse`` a worse draft as well, accept len ``drop`` lower still."""
+    rng = random.Random(seed)
+    srv = Server(rng, source, level + 1.0)
+    srv.settings, srv.top = tree_settings(8), 8.0
+    base = _first_run(rng, srv)
+    yield base
+    yield from srv.decode(flat, count=rng.randint(800, 2500))
+    changed: tuple[tuple[str, object, object], ...] = ((DRAFT_TOKENS, 8, 6),)
+    if worse:
+        changed += ((DRAFT_PATH, "/models/draft-a", "/models/draft-b"),)
+    srv.settings, srv.top = tree_settings(6), 6.0
+    stop, run = srv.restart(ConfigDiff(changed=changed), base.run_id)
+    yield from (stop, run)
+    fewer = rng.uniform(0.10, 0.18)
+    if worse:
+        yield Truth("acceptance_drop_after_change", run.run_id, drop, srv.t)
+    srv.level *= (1 - fewer) * (1 - drop if worse else 1.0)
     yield from srv.decode(flat, count=400)

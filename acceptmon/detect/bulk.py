@@ -65,6 +65,8 @@ def observe_batch(
     if n <= 0:
         return True
     rd, cfg = state.current, state.cfg
+    if rd.steps is not None:  # an adaptive run's windows hold α, converted line by line
+        return False
     whole = lo == 0 and hi == batch.n
     running, lens = _part(batch.running, lo, hi, whole), batch.lens
     lens = lens if lens is None else _part(lens, lo, hi, whole)

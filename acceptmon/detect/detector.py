@@ -81,11 +81,14 @@ class Detector:
         clock, its newest sample time, so logs read together never make each
         other look silent. ``source`` limits the work to the source that just
         got data (the others keep their state; evaluate them all on a timer so
-        that stalls are noticed).
+        that stalls are noticed). A stall counts silence from the first ``now`` a source
+        was evaluated at, at most: the agent's start does not page an old log's last line.
         """
         out: list[Finding] = []
         for name, state in self._sources.items():
             if source is None or name == source:
+                if now is not None:
+                    state.watch(now)
                 out += state.evaluate(now if now is not None else state.last_ts)
             else:
                 out += state.book.all()

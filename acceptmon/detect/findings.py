@@ -188,6 +188,20 @@ def simple_finding(rule: str, run: Run, summary: str, key: str, after_len: float
     )
 
 
+def began_before(finding: Finding, began: Run, run: Run) -> Finding:
+    """A floor breach that began in an earlier run (``began``) than the one it fired in: the change
+    that opened ``run`` (often the revert that ended the bad run) is not its cause, so it is
+    attributed to where it began and the summary says so."""
+    return replace(
+        finding,
+        diff=began.diff,
+        summary=(
+            f"{finding.summary}; it began in run {began.run_id} (after {_what_changed(began.diff, began)}), "
+            f"before run {run.run_id}: not caused by {_what_changed(run.diff, run)}"
+        ),
+    )
+
+
 class Book:
     """The findings of one source by key; resolved ones are kept, at most ``max_resolved``."""
 

@@ -107,6 +107,8 @@ def _dump_run_data(rd: RunData) -> Json:
         "warm": rd.warm,
         "decided": rd.decided,
         "slots": rd.slots,
+        "steps": rd.steps,
+        "floor_from": None if rd.floor_from is None else _dump_run(rd.floor_from),
         "head": _dump_strata(rd.head.strata),
         "tail": _dump_window(rd.tail),
         "recent": _dump_window(rd.recent),
@@ -124,6 +126,9 @@ def _load_run_data(d: Mapping[str, Any], cfg: DetectSettings) -> RunData:
     rd.seen, rd.used, rd.tested_at, rd.checked_at = (as_int(n, "counts") for n in d["counts"])
     rd.warm, rd.decided = as_bool(d["warm"], "warm"), as_bool(d["decided"], "decided")
     rd.slots = _int(d["slots"])
+    rd.steps = _int(d.get("steps"))  # state saved before adaptive runs were followed has none
+    began = d.get("floor_from")
+    rd.floor_from = None if began is None else _load_run(began)
     rd.head = Head(cfg.head)
     rd.head.strata = _load_strata(d["head"])
     rd.head.n = sum(sum(h.values()) for h in rd.head.strata.values())
@@ -138,14 +143,16 @@ def _load_run_data(d: Mapping[str, Any], cfg: DetectSettings) -> RunData:
 
 
 def _dump_baseline(b: Baseline) -> Json:
-    return {"run": _dump_run(b.run), "strata": _dump_strata(b.strata), "slots": b.slots, "swing": b.swing}
+    out = {"run": _dump_run(b.run), "strata": _dump_strata(b.strata), "slots": b.slots, "swing": b.swing}
+    return {**out, "alpha": True} if b.alpha else out
 
 
 def _load_baseline(d: Mapping[str, Any]) -> Baseline:
     slots, swing = d["slots"], as_float(d.get("swing", 1.0), "swing")  # older state has none: none seen
     if not 0.0 <= swing <= 1.0:
         raise ValueError("a baseline's swing must be in [0, 1]")
-    return Baseline(_load_run(d["run"]), _load_strata(d["strata"]), _int(slots), swing)
+    alpha = as_bool(d.get("alpha", False), "alpha")
+    return Baseline(_load_run(d["run"]), _load_strata(d["strata"]), _int(slots), swing, alpha)
 
 
 def _dump_run(run: Run) -> Json:

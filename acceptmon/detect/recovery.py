@@ -58,10 +58,16 @@ class Reference:
     def __init__(self, strata: Strata, measure: Measure) -> None:
         self._k_after: int | None = None
         self._scale = 100.0
-        if measure.per_token:
-            k_before, self._k_after = measure.steps
-            assert k_before is not None and self._k_after is not None
-            strata, self._scale = to_per_token(strata, k_before), ALPHA_SCALE
+        if measure.per_token:  # a side already in α (an adaptive run's) is taken as it is
+            (k_before, k_after), (a_before, a_after) = measure.steps, measure.alpha
+            if not a_before:
+                assert k_before is not None
+                strata = to_per_token(strata, k_before)
+            self._k_after = None if a_after else k_after
+            assert a_after or self._k_after is not None
+            self._scale = ALPHA_SCALE
+        elif any(measure.alpha):  # α beside accept len with no chain to convert: never comparable
+            strata = {}
         self._sizes = {b: sum(h.values()) for b, h in strata.items()}
         self._medians = {b: hist_median(h) for b, h in strata.items()}
 

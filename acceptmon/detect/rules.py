@@ -46,6 +46,11 @@ class Persistence:
         self._bad = sum(self._flags)
 
     @property
+    def breaching(self) -> bool:
+        """Active, or the last interval bad and half of what fires it bad: a breach under way."""
+        return self.active or (bool(self._flags) and self._flags[-1] and 2 * self._bad >= self._fire)
+
+    @property
     def quiet(self) -> bool:
         """Inactive with no bad interval in the window: good intervals cannot change anything."""
         return not self.active and self._bad == 0

@@ -16,7 +16,8 @@ from functools import reduce
 from operator import add, mul
 from typing import Any
 
-from acceptmon.detect.series import Hists, centi, load_bucket
+from acceptmon.detect.measure import adaptive, to_per_token
+from acceptmon.detect.series import Hists, Strata, centi, load_bucket
 from acceptmon.detect.settings import DetectSettings
 from acceptmon.detect.stats import median_ci
 from acceptmon.detect.verdict import RunLevel, Verdict, judge
@@ -92,8 +93,47 @@ class RunStats:
     def level(self, rates: bool = False) -> RunLevel:
         """What the verdict compares: accept lens, or (``rates``) the counts-only accept rates."""
         config = self.run.config.hash if self.run.config else f"unknown:{self.run.run_id}"
-        hists = self.rate_hists if rates else self.hists
-        return RunLevel(self.run.run_id, config, hists.copy(), hists.n)
+        if rates:  # counts only (no accept len): rates compare as they are, never in α
+            return RunLevel(self.run.run_id, config, self.rate_hists.copy(), self.rate_hists.n)
+        spec = self.run.spec
+        chain = spec.num_steps if (spec.eagle_topk or 1) == 1 else None
+        return RunLevel(self.run.run_id, config, self.hists.copy(), self.intervals, chain)
+
+
+def levels(stats: list[RunStats]) -> list[RunLevel]:
+    """What the verdict judges, oldest first: an adaptive run whole, in α, its step-change
+    segments folded into it (the server reacting to acceptance is not a new run)."""
+    out: list[RunLevel] = []
+    for s in stats:
+        level = s.level()
+        if s.run.kind == "spec_params" and out and (out[-1].alpha or out[-1].steps is not None):
+            if level.steps is None:
+                continue  # a segment without steps to convert: left out, never a run of its own
+            into = out[-1] if out[-1].alpha else _in_alpha(out[-1])
+            out[-1] = replace(
+                into,
+                strata=_merged(into.strata, to_per_token(level.strata, level.steps)),
+                intervals=into.intervals + level.intervals,
+            )
+        elif adaptive(s.run) and level.steps is not None:
+            out.append(_in_alpha(level))
+        else:
+            out.append(level)
+    return out
+
+
+def _in_alpha(level: RunLevel) -> RunLevel:
+    assert level.steps is not None
+    return replace(level, strata=to_per_token(level.strata, level.steps), alpha=True)
+
+
+def _merged(a: Strata, b: Strata) -> Strata:
+    out = {bucket: dict(h) for bucket, h in a.items()}
+    for bucket, h in b.items():
+        into = out.setdefault(bucket, {})
+        for value, n in h.items():
+            into[value] = into.get(value, 0) + n
+    return out
 
 
 class RunTable:
@@ -173,7 +213,7 @@ class RunTable:
     def verdict(self, source: str) -> Verdict | None:
         runs = self.of(source)
         if any(s.hists.n for s in runs) or not any(s.counted for s in runs):
-            return judge([s.level() for s in runs])
+            return judge(levels(runs))
         return _measured(judge([s.level(rates=True) for s in runs]), "accept rate")
 
     def checkpoint(self) -> dict[str, Any]:

@@ -20,13 +20,24 @@ from acceptmon.detect.findings import (
     FLOOR,
     STALLED,
     Book,
+    began_before,
     compose,
     drop_finding,
     simple_finding,
     source_key,
     without_secrets,
 )
-from acceptmon.detect.measure import ALPHA_SCALE, Measure, choose, to_per_token
+from acceptmon.detect.measure import (
+    ALPHA_SCALE,
+    Measure,
+    adaptive,
+    chain_comparison,
+    chain_len,
+    choose,
+    per_token,
+    to_per_token,
+    tree_explains,
+)
 from acceptmon.detect.positions import Positions
 from acceptmon.detect.recovery import RECHECK, Ordered, Reference, Stretch
 from acceptmon.detect.rules import Drift, Persistence, Transition, stall_reason
@@ -58,12 +69,14 @@ SHORT = 4
 @dataclass(frozen=True, slots=True)
 class Baseline:
     """The last window of a finished run, frozen: what later runs are judged against; ``swing``
-    is the low/high ratio of the levels the run sustained (≤ 1: see ``detect.swing``)."""
+    is the low/high ratio of the levels the run sustained (≤ 1: see ``detect.swing``); ``alpha``:
+    its histograms hold per-token acceptance (an adaptive run's), not accept len."""
 
     run: Run
     strata: Strata
     slots: int | None
     swing: float = 1.0
+    alpha: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,13 +115,18 @@ def regressed(c: Comparison | None, cfg: DetectSettings, low: float = 1.0) -> bo
 
 
 def measured(base: Baseline, after: Strata, measure: Measure, min_stratum: int) -> Comparison | None:
-    """``compare`` in the measure chosen for this baseline and run."""
+    """``compare`` in the measure chosen for this baseline and run (None: not comparable)."""
+    a_before, a_after = measure.alpha
     if not measure.per_token:
-        return compare(base.strata, after, min_stratum)
+        return None if a_before or a_after else compare(base.strata, after, min_stratum)
     k_before, k_after = measure.steps
-    assert k_before is not None and k_after is not None
+    assert (a_before or k_before is not None) and (a_after or k_after is not None)
+    before = base.strata if a_before or k_before is None else to_per_token(base.strata, k_before)
     return compare(
-        to_per_token(base.strata, k_before), to_per_token(after, k_after), min_stratum, ALPHA_SCALE
+        before,
+        after if a_after or k_after is None else to_per_token(after, k_after),
+        min_stratum,
+        ALPHA_SCALE,
     )
 
 
@@ -136,9 +154,15 @@ class RunData:
         self.tested_at = 0
         self.checked_at = 0
         self.slots = run.spec.draft_slots()
+        #: Adaptive speculation: the active chain steps, and the windows hold α (ten-thousandths)
+        #: instead of accept len, so the server's own step changes move nothing they compare.
+        self.steps = run.spec.num_steps if adaptive(run) else None
         self.floor_cfg = cfg.floor_for(run.source, run.spec)
         self.collapse = Persistence(cfg.collapse_intervals, 1.0, collapsed)
         self.floor = Persistence(cfg.floor_intervals, cfg.floor_fraction, floored)
+        #: The earlier run a breach of the floor began in, when the last one ended below it:
+        #: a floor finding fired here is not caused by the change that opened this run.
+        self.floor_from: Run | None = None
         self.drift = Drift(cfg.drift_min_drop, cfg.drift_threshold, cfg.drift_ref_intervals)
         self.swing = Swing(cfg.swing_block)
 
@@ -180,6 +204,10 @@ class SourceState:
         self._sorted: tuple[Sliding, int, Ordered] | None = None  # the recent window, for them
         self.last: Point | None = None
         self.last_ts: datetime | None = None
+        #: The first outside "now" (the agent's clock) this source was evaluated at: a stall is
+        #: silence since then at most, so an agent started on a log written hours ago does not
+        #: page it at once. None while only the log's own time has been "now" (one-shot, backlog).
+        self.watching_since: datetime | None = None
         self.spec_prev: dict[int | None, SpecSample] = {}
         self.positions = Positions()  # vLLM's per-position acceptance per run, for drop findings
 
@@ -188,11 +216,14 @@ class SourceState:
         return SourceStatus(c.run.run_id, c.seen, c.used, b.run.run_id if b else None, c.decided)
 
     def start_run(self, run: Run) -> None:
-        """A new run: the old one becomes the baseline if it has enough data after warm-up."""
+        """A new run: the old one becomes the baseline if it has enough data after warm-up.
+        An adaptive step change is the server reacting to acceptance, not a new run: ``_adapt``."""
+        if run.kind == "spec_params" and self._adapt(run):
+            return
         old = self.current
         if old.tail.n >= self.cfg.min_before:
             tail = old.tail.copy()
-            self.baseline = Baseline(old.run, tail, old.slots, old.swing.ratio())
+            self.baseline = Baseline(old.run, tail, old.slots, old.swing.ratio(), old.steps is not None)
             self.pending = []
         if run.previous_run_id is None:
             self.baseline, self.pending = None, []
@@ -203,7 +234,9 @@ class SourceState:
         self.book.resolve(source_key(STALLED, self.source), run.started or self.last_ts)
         collapsed = self.book.active(source_key(COLLAPSED, self.source))
         floored = self.book.active(source_key(FLOOR, self.source))
+        below = bool(old.floor_cfg) and old.floor.breaching
         self.current = RunData(run, self.cfg, collapsed, floored)
+        self.current.floor_from = (old.floor_from or old.run) if below else None
         if floored and not self.current.floor_cfg:  # the new model has no floor to be below
             self.book.resolve(source_key(FLOOR, self.source), run.started or self.last_ts)
         self.spec_prev.clear()
@@ -215,6 +248,26 @@ class SourceState:
         key = source_key(FLOOR, self.source)
         if not self.current.floor_cfg and self.book.active(key):
             self.book.resolve(key, self.last_ts)
+
+    def _adapt(self, segment: Run) -> bool:
+        """Adaptive speculation moved the steps: the run goes on in per-token acceptance, which the
+        step count does not move, so the step change is never what a drop is blamed on. A run not
+        yet known to be adaptive starts its windows afresh in α (its baseline and decision kept).
+        False for a segment that cannot continue a chain run: it is then treated as any other."""
+        rd, steps = self.current, segment.spec.num_steps
+        if (
+            not adaptive(segment)
+            or steps is None
+            or rd.run.source != segment.source
+            or rd.run.run_id == "unknown"
+        ):
+            return False
+        if rd.steps is None:
+            fresh = RunData(rd.run, self.cfg, rd.collapse.active, rd.floor.active)
+            fresh.decided, fresh.tested_at, fresh.floor_from = rd.decided, 0, rd.floor_from
+            self.current = rd = fresh
+        rd.steps, rd.slots = steps, segment.spec.draft_slots()
+        return True
 
     def stop(self, ts: datetime | None) -> None:
         """A graceful shutdown: silence until the next run is expected, not a stall."""
@@ -335,6 +388,9 @@ class SourceState:
             if not rd.warm:
                 return
         bucket, value = load_bucket(point.running, cfg.load_buckets), centi(length)
+        if rd.steps is not None:  # adaptive: α, and drift sees accept len at the run's first steps
+            value = per_token(value, rd.steps)
+            length = chain_len(value / ALPHA_SCALE, rd.run.spec.num_steps or rd.steps)
         rd.used += 1
         rd.head.add(bucket, value)
         rd.tail.add(bucket, value, seconds(point.ts))
@@ -347,10 +403,11 @@ class SourceState:
     def apply(self, t: Transition, rule: str, point: Point) -> None:
         key = source_key(rule, self.source, self.current.run.run_id if rule == DRIFT else None)
         if t == "fire":
-            self.book.fire(
-                simple_finding(rule, self.current.run, self._say(rule, point), key, point.accept_len),
-                point.ts,
-            )
+            rd = self.current
+            finding = simple_finding(rule, rd.run, self._say(rule, point), key, point.accept_len)
+            if rule == FLOOR and rd.floor_from is not None:
+                finding = began_before(finding, rd.floor_from, rd.run)
+            self.book.fire(finding, point.ts)
         elif t == "resolve":
             self.book.resolve(key, point.ts, _now(point))
 
@@ -377,6 +434,11 @@ class SourceState:
             f"{rd.run.run_id} (reference {ref:.2f}, last {point.accept_len:.2f})"
         )
 
+    def watch(self, now: datetime) -> None:
+        """An outside clock evaluates this source: the stall clock starts now, if not yet."""
+        if self.watching_since is None:
+            self.watching_since = now
+
     def evaluate(self, now: datetime | None) -> list[Finding]:
         self._stall(now)
         self._test_change()
@@ -389,7 +451,9 @@ class SourceState:
         if now is None or last is None or self.last_ts is None or self.book.active(key):
             return
         gap = (seconds(now) or 0.0) - (seconds(self.last_ts) or 0.0)
-        reason = stall_reason(last, gap, cfg.stall_s, cfg.stall_min_running, cfg.silent_s)
+        since = self.watching_since
+        watched = gap if since is None else (seconds(now) or 0.0) - (seconds(since) or 0.0)
+        reason = stall_reason(last, min(gap, watched), cfg.stall_s, cfg.stall_min_running, cfg.silent_s)
         if not reason:
             return
         silent, run = duration_words(gap), self.current.run
@@ -415,17 +479,20 @@ class SourceState:
         if n < cfg.min_after or not due:
             return
         rd.tested_at = n
-        measure = choose(base.run.spec, rd.run.spec)
+        measure = self._measure(base, rd)
         cmp = measured(base, rd.head.strata, measure, cfg.min_stratum)
         diff = compose(self.pending)
         # A plain restart: the prompt mix may swing as it did in the baseline run.
-        low = base.swing if diff is None and not measure.per_token else 1.0
+        low = base.swing if diff is None and (not measure.per_token or all(measure.alpha)) else 1.0
         if cmp is not None and regressed(cmp, cfg, low):
-            lens = compare(base.strata, rd.head.strata, cfg.min_stratum) if measure.per_token else None
+            lens = self._lens(base, rd, measure, cmp)
             finding = drop_finding(rd.run, base.run, cmp, diff, (base.slots, rd.slots), measure, lens, low)
             fell = self.positions.words(base.run.run_id, rd.run.run_id)
             if fell:
                 finding = replace(finding, summary=finding.summary + fell)
+            why = tree_explains(base.run.spec, rd.run.spec, diff, (lens or cmp).drop)
+            if why:  # a smaller tree accepts fewer: said, not paged
+                finding = replace(finding, severity="warning", summary=f"{finding.summary}; {why}")
             self.book.fire(finding, self.last_ts)
             self.refs[finding.key] = base
             if len(self.refs) > MAX_OPEN_DROPS:
@@ -434,6 +501,25 @@ class SourceState:
             rd.decided = True
         elif rd.head.full:
             rd.decided = True
+
+    @staticmethod
+    def _measure(base: Baseline, rd: RunData) -> Measure:
+        """The measure of ``rd`` against ``base``, the current steps standing for an adaptive run's."""
+        spec = (
+            rd.run.spec
+            if rd.steps is None
+            else replace(rd.run.spec, num_steps=rd.steps, num_draft_tokens=None)
+        )
+        return choose(base.run.spec, spec, (base.alpha, rd.steps is not None))
+
+    def _lens(self, base: Baseline, rd: RunData, measure: Measure, cmp: Comparison) -> Comparison | None:
+        """The accept-len comparison beside an α one: measured where both sides hold accept len,
+        else α turned back into accept len at each side's chain length."""
+        if not measure.per_token:
+            return None
+        if not any(measure.alpha):
+            return compare(base.strata, rd.head.strata, self.cfg.min_stratum)
+        return chain_comparison(cmp, base.slots, rd.run.spec.num_steps or rd.steps)
 
     def _check_recovery(self) -> None:
         """An open drop resolves once the recent intervals are back near its baseline, in any run."""
@@ -452,7 +538,7 @@ class SourceState:
         for key, base in self.refs.items():
             cached = self._references.get(key)
             if cached is None or cached[0] is not base or cached[1] is not rd.run:
-                measure = choose(base.run.spec, rd.run.spec)
+                measure = self._measure(base, rd)
                 cached = self._references[key] = (base, rd.run, Reference(base.strata, measure))
             out.append((key, cached[2]))
         return out
@@ -461,7 +547,9 @@ class SourceState:
         """``recovery.Judged``: the finding's "now" is an accept len, whatever the measure."""
         rd = self.current
         cmp = compare(self.refs[key].strata, strata, self.cfg.min_stratum)
-        level = cmp.after.value if cmp is not None else None
+        level = cmp.after.value if cmp is not None else None  # the recent window's, in its own units
+        if level is not None and rd.steps is not None:  # α: as accept len at the active steps
+            level = chain_len(level * 100 / ALPHA_SCALE, rd.steps)
         self.book.resolve(key, at, (level, rate_from_len(level, rd.slots)))
         del self.refs[key], self._references[key]
 

@@ -5,7 +5,9 @@ The question people ask after every fix. The comparison is the detector's
 run's load mix), asked in both directions at the same strictness: a verdict
 of better or worse needs a p-value below ``ALPHA`` *and* a relative change of
 at least ``MIN_CHANGE``; otherwise it is "same", or "insufficient" while
-either side has fewer than ``MIN_INTERVALS`` comparable intervals.
+either side has fewer than ``MIN_INTERVALS`` comparable intervals. An adaptive run (the
+server moving its own draft steps) is judged in per-token acceptance, which the steps do not
+move, and so is any run it is compared with (``RunLevel.alpha``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Literal
 
 from acceptmon.detect.compare import Comparison, compare
 from acceptmon.detect.cost import verdict_cost_words
+from acceptmon.detect.measure import ALPHA_SCALE, to_per_token
 from acceptmon.detect.series import Strata
 from acceptmon.detect.settings import DetectSettings
 
@@ -40,6 +43,10 @@ class RunLevel:
     config_hash: str
     strata: Strata
     intervals: int
+    #: Chain draft steps (None: unknown, or a tree), to turn accept len into α when needed.
+    steps: int | None = None
+    #: ``strata`` hold per-token acceptance α (ten-thousandths): an adaptive run's.
+    alpha: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +62,8 @@ class Verdict:
     #: The last run judged good (not worse than its own baseline), when it is another one.
     good_run_id: str | None = None
     good: Verdict | None = None
-    #: What was compared: accept len, or the accept rate of runs that log counts only.
+    #: What was compared: accept len, per-token acceptance beside an adaptive run, or the
+    #: accept rate of runs that log counts only.
     measure: str = "accept len"
 
     def words(self) -> str:
@@ -68,8 +76,12 @@ class Verdict:
         assert self.relative_change is not None and self.p_value is not None
         change = f"{self.relative_change:+.1%}"
         ci = f" (95% interval {self.interval[0]:+.1%} to {self.interval[1]:+.1%})" if self.interval else ""
-        words = f"{self.run_id} vs {self.against_run_id}: {self.state.upper()}, {self.measure} {change}{ci}, {p_words(self.p_value)}"
-        if self.state == "worse" and self.measure == "accept len":  # the cost reads accept len
+        head = f"{self.run_id} vs {self.against_run_id}: {self.state.upper()}, {self.measure} {change}{ci}"
+        if self.state == "same" and self.p_value < ALPHA:  # certain, but too small to matter: say both
+            p = "p < 0.001" if self.p_value < 0.001 else f"p = {self.p_value:.3f}"
+            return f"{head}, real ({p}) but below the {MIN_CHANGE:.0%} change that matters"
+        words = f"{head}, {p_words(self.p_value)}"
+        if self.state == "worse" and self.measure != "accept rate":  # the cost reads accept len (or α)
             words += f"; {verdict_cost_words(self.relative_change, self.interval)}"
         return words
 
@@ -100,19 +112,44 @@ def judge_pair(latest: RunLevel, against: RunLevel) -> Verdict:
         return Verdict(
             "insufficient", latest.run_id, against.run_id, needs_more=max(0, MIN_INTERVALS - latest.intervals)
         )
-    worse = compare(against.strata, latest.strata, MIN_STRATUM)
-    better = compare(latest.strata, against.strata, MIN_STRATUM)
+    sides = _one_measure(against, latest)
+    if sides is None:  # α beside a run whose accept len cannot be turned into α
+        return Verdict("insufficient", latest.run_id, against.run_id)
+    before, after, scale, measure = sides
+    worse = compare(before, after, MIN_STRATUM, scale)
+    better = compare(after, before, MIN_STRATUM, scale)
     if worse is None or better is None or min(worse.before_n, worse.after_n) < MIN_INTERVALS:
         have = 0 if worse is None else worse.after_n
         return Verdict("insufficient", latest.run_id, against.run_id, needs_more=max(0, MIN_INTERVALS - have))
     change, interval = _relative(worse)
     if worse.p_value < ALPHA and change <= -MIN_CHANGE:
-        return Verdict("worse", latest.run_id, against.run_id, change, interval, worse.p_value)
+        return Verdict(
+            "worse", latest.run_id, against.run_id, change, interval, worse.p_value, measure=measure
+        )
     if better.p_value < ALPHA and change >= MIN_CHANGE:
-        return Verdict("better", latest.run_id, against.run_id, change, interval, better.p_value)
-    return Verdict(
-        "same", latest.run_id, against.run_id, change, interval, min(worse.p_value, better.p_value)
-    )
+        return Verdict(
+            "better", latest.run_id, against.run_id, change, interval, better.p_value, measure=measure
+        )
+    p = min(worse.p_value, better.p_value)
+    return Verdict("same", latest.run_id, against.run_id, change, interval, p, measure=measure)
+
+
+PER_TOKEN_WORDS = "per-token acceptance"
+
+
+def _one_measure(against: RunLevel, latest: RunLevel) -> tuple[Strata, Strata, float, str] | None:
+    """Both sides in one measure: accept len, or α when either is an adaptive run's."""
+    if not (against.alpha or latest.alpha):
+        return against.strata, latest.strata, 100.0, "accept len"
+    sides = []
+    for level in (against, latest):
+        if level.alpha:
+            sides.append(level.strata)
+        elif level.steps is None:
+            return None
+        else:
+            sides.append(to_per_token(level.strata, level.steps))
+    return sides[0], sides[1], ALPHA_SCALE, PER_TOKEN_WORDS
 
 
 def judge(runs: Sequence[RunLevel]) -> Verdict | None:
@@ -145,6 +182,7 @@ def judge(runs: Sequence[RunLevel]) -> Verdict | None:
         verdict.needs_more,
         good.run_id,
         judge_pair(latest, good),
+        verdict.measure,
     )
 
 

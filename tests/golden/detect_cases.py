@@ -14,6 +14,12 @@ the stored logs are what this module writes, so a case can be read here.
 - workload-swing: a run whose prompt mix swings acceptance ±15% and ends on a
   high; a restart without a config change starts on a low (no finding); the
   next plain restart falls below anything the runs sustained (found).
+- adaptive-hard-stretch (issue 23): SGLang's ``--speculative-adaptive`` steps 3 → 1
+  through a hard stretch of prompts and back, and again after a plain restart:
+  accept len moves with the steps, per-token acceptance does not (no finding).
+- adaptive-worse-draft (issue 23): the same server restarted with a worse draft
+  (per-token acceptance −30%), the steps swinging 3 ↔ 1: one finding, on per-token
+  acceptance, blaming the draft and never the step changes.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from acceptmon.testing.synth import decode_line, shutdown, startup
+from acceptmon.testing.synth import decode_line, shutdown, stamp, startup
 
 HERE = Path(__file__).parent
 T0 = datetime(2025, 6, 2, 9, 0, 0)
@@ -102,7 +108,45 @@ def workload_swing() -> Iterator[str]:
     yield from log.lines
 
 
+def adaptive_decode(log: Log, alphas: list[tuple[int, float]], k: int) -> int:
+    """Adaptive decode: (intervals, α) stretches; the steps follow α as SGLang's controller would
+    (1 below α 0.6, else 3), each change logged as it logs it. Returns the steps at the end."""
+    busy = (1, 2), (8, 40)
+    for n, alpha in alphas:
+        want = 1 if alpha < 0.6 else 3
+        if want != k:
+            ema = chain_len(alpha, k)
+            log.lines.append(
+                f"[{stamp(log.ts)} TP0] Adaptive spec params updated: steps {k} -> {want} (ema_accept_len={ema:.2f})"
+            )
+            k = want
+        log.decode(n, chain_len(alpha, k), *busy, 0.1, k)
+    return k
+
+
+def adaptive_hard_stretch() -> Iterator[str]:
+    log = Log(23_1)
+    log.start(speculative_adaptive=True)
+    adaptive_decode(log, [(150, 0.7), (80, 0.58), (100, 0.7), (60, 0.57)], 3)
+    log.stop()
+    log.start(speculative_adaptive=True)
+    adaptive_decode(log, [(60, 0.56), (60, 0.7), (60, 0.57), (60, 0.7)], 3)
+    yield from log.lines
+
+
+def adaptive_worse_draft() -> Iterator[str]:
+    log = Log(23_2)
+    log.start(speculative_adaptive=True)
+    adaptive_decode(log, [(150, 0.75), (60, 0.62), (100, 0.75)], 3)
+    log.stop()
+    log.start(speculative_adaptive=True, speculative_draft_model_path="/models/Qwen3-32B-EAGLE3-small")
+    adaptive_decode(log, [(30, 0.61), (40, 0.5), (40, 0.62), (40, 0.5)], 3)
+    yield from log.lines
+
+
 CASES = {
+    "adaptive-hard-stretch": adaptive_hard_stretch,
+    "adaptive-worse-draft": adaptive_worse_draft,
     "quiet-server-drop": quiet_server_drop,
     "draft-length-change": draft_length_change,
     "workload-swing": workload_swing,

@@ -48,6 +48,7 @@ def test_first_start_on_old_logs_pages_only_what_is_still_wrong(tmp_path: Path) 
     config.write_text(
         f"sources:\n  - path: '{history}'\n    name: history\n"
         f"  - path: '{active}'\n    name: active\n    labels: {{cluster: eu-1, team: inference}}\n"
+        "detect:\n  stall_s: 2\n"  # the stall clock starts with the agent (issue 25): 2 s of it
         "notify:\n  slack:\n    webhook_url_env: ACCEPTMON_TEST_HOOK\n    allow_insecure_localhost: true\n"
     )
     with FakeSlack() as slack:

@@ -3,13 +3,16 @@
 SGLang prints naive local time. The agent runs with ``TZ`` set to a zone with
 a whole-hour (Los Angeles) and a half-hour (Kolkata) offset; the log says
 "now" in that zone. The timestamp metric must be the real wall clock, and the
-stall rule (120 s of silence after busy intervals) must not mistake a fresh
-log for one silent for hours — while a genuinely old log next to it does stall,
-which proves the stall rule was evaluated against the wall clock.
+stall rule must not mistake a fresh log for one silent for hours. Both logs go
+quiet, so both stall once the agent has watched them silent for ``stall_s`` (2 s
+here: the stall clock starts with the agent, issue 25); the silence each finding
+reports is measured against the wall clock: seconds for the fresh log, an hour for
+the old one.
 """
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from datetime import UTC, datetime, timedelta
@@ -44,7 +47,12 @@ def test_local_wall_clock_log_gives_real_timestamps_and_no_stall(tmp_path: Path,
     _log(fresh, wall_now)
     _log(old, wall_now - timedelta(hours=1))
     written = time.time()
-    agent = AgentProcess(tmp_path / "state", [str(fresh), str(old)], env={"TZ": zone})
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"sources:\n  - path: '{fresh}'\n    name: '{fresh}'\n  - path: '{old}'\n    name: '{old}'\n"
+        "detect:\n  stall_s: 2\n"
+    )
+    agent = AgentProcess(tmp_path / "state", ["--config", str(config)], env={"TZ": zone})
     try:
         name = "acceptmon_last_decode_timestamp_seconds"
         wait_for(
@@ -57,9 +65,12 @@ def test_local_wall_clock_log_gives_real_timestamps_and_no_stall(tmp_path: Path,
         assert abs(got - written) < 5, f"{zone}: timestamp off by {got - written:+.0f} s"
         old_ts = agent.metric(name, source=str(old))
         assert old_ts is not None and abs(old_ts - (written - 3600)) < 5
-        # The hour-old log stalls against the wall clock; the fresh one never does.
+        # Both stall once watched silent; the silence each reports is the wall clock's.
         wait_for(lambda: _stalled(agent, str(old)), 20, f"old log never stalled:\n{agent.stderr()}")
-        assert not _stalled(agent, str(fresh)), agent.api("/api/findings")
+        wait_for(lambda: _stalled(agent, str(fresh)), 20, f"fresh log never stalled:\n{agent.stderr()}")
+        said = {f["source"]: f["summary"] for f in agent.api("/api/findings") or []}
+        assert "silent for 1 h" in said[str(old)], said
+        assert re.search(r"silent for \d+ s\b", said[str(fresh)]), said
         for f in agent.api("/api/findings") or []:
             seen = datetime.fromisoformat(f["first_seen"])
             assert seen.tzinfo is not None, f  # ISO 8601 with an offset

@@ -50,6 +50,7 @@ def test_stall_alert_says_how_long_and_what_was_running() -> None:
     ]
     _, detector = _feed(lines)
     last = T0 + timedelta(seconds=89)
+    detector.evaluate(last.replace(tzinfo=UTC))  # watched since the last line: the stall clock runs
     (stall,) = [
         f
         for f in detector.evaluate(last.replace(tzinfo=UTC) + timedelta(hours=2, minutes=5))

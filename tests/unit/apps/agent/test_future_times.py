@@ -70,7 +70,11 @@ def test_a_future_line_is_counted_and_never_the_latest_time(tmp_path: Path, agen
     assert (agent.pipeline.store.sources["gpu"].gauges["last_decode_ts"] or 0) <= time.time()
     assert agent.pipeline.store.sources["gpu"].counters["decode_batches"] == 41  # its values count
 
-    findings = agent.evaluate()  # wall clock: the source has been silent for two hours
+    # The stall clock starts with the agent (issue 25): silent for two hours, stalled once the
+    # agent itself has watched it silent for stall_s.
+    assert not [f for f in agent.evaluate() if f.rule == STALLED]
+    agent.detector.evaluate(datetime.now(UTC) + timedelta(seconds=agent.detector.config.stall_s + 1))
+    findings = agent.evaluate()
     stalls = [f for f in findings if f.rule == STALLED]
     assert stalls and stalls[0].active, findings
     for f in findings:

@@ -54,7 +54,9 @@ def _start(settings: Settings) -> tuple[Agent, FakeWorker]:
     agent.step()
     while agent.loop.backlog:
         agent.step()
-    agent.evaluate()  # wall clock: the log has been silent for three days
+    agent.evaluate()  # wall clock: the log has been silent for three days; the stall clock starts
+    later = datetime.now(UTC) + timedelta(seconds=agent.detector.config.stall_s + 1)
+    agent.detector.evaluate(later)  # the agent has watched it silent for stall_s: a stall
     agent.evaluate()
     return agent, worker
 
