@@ -57,7 +57,7 @@ def test_three_runs_keep_their_numbers_and_last_good_across_a_restart(tmp_path: 
         text=True,
         check=False,
     )
-    want = [{k: r[k] for k in KEYS} for r in json.loads(cli.stdout)["runs"]]
+    want = [{k: r[k] for k in KEYS} for r in json.loads(cli.stdout)["sources"][0]["runs"]]
     assert len(want) == 3 and all(r["intervals"] for r in want)
     agent = AgentProcess(tmp_path / "state", [str(log), str(other)], env={"TZ": "UTC"})
     try:
