@@ -23,6 +23,7 @@ from acceptmon.metrics.collect import render
 from acceptmon.model import KIND, DecodeSample, PrefillSample, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
+from acceptmon.runs.batch_json import batch_jsonl
 from acceptmon.runs.draft_config import draft_reader
 from acceptmon.sources.files import InputError
 from acceptmon.text.printable import printable
@@ -166,6 +167,10 @@ class JsonlWriter:
         starts with its ``kind`` key, and an unescaped ``"`` never occurs inside a JSON string,
         so the list splits into the objects exactly where ``}, {"kind": `` stands."""
         run_id = self._run_id(batch.source)
+        text = batch_jsonl(batch, run_id)
+        if text is not None:  # straight from the columns (the usual case)
+            self._out.write(text)
+            return
         records = batch.records()
         if not records:
             return

@@ -25,7 +25,7 @@ from operator import contains, getitem, itemgetter
 from typing import Any, Literal, overload
 
 from acceptmon.model import DecodeSample, Extras, Meta, PrefillSample, Ranks, Record, SpecConfig
-from acceptmon.parse.fields import Kind, Value
+from acceptmon.parse.fields import Kind
 from acceptmon.parse.layouts import BulkLayout, DecodeValues, RecordLayout, record_layout
 from acceptmon.parse.markers import REQUEST
 from acceptmon.parse.sglang import DECODE, DECODE_FIELDS, MAX_ACCEPT_LEN, PREFILL, PREFILL_FIELDS
@@ -319,8 +319,21 @@ class DecodeBatch:
         return out
 
     def _decode_records(self) -> list[Callable[[int], DecodeSample]] | None:
-        """Each Decode line's record, given its line number, converted column by column
-        (once per distinct text); None when the layout does not capture every value or a
+        """Each Decode line's record, given its line number (see ``decode_columns``)."""
+        cols = self.decode_columns()
+        if cols is None:
+            return None
+        *values, extra = cols
+        source = self.source
+        return [
+            partial(_decode_sample, source, *line)
+            for line in zip(*values, _extras(extra, self.n), strict=True)
+        ]
+
+    def decode_columns(self) -> tuple[list[Any], ...] | None:
+        """Each Decode line's record as columns, in ``DecodeSample``'s field order after a
+        ``stamps`` column, then the extras (key, values) columns; converted column by column
+        (once per distinct text). None when the layout does not capture every value or a
         line needs the parser's own handling (no time in its prefix)."""
         layout = self._layout.record
         if layout is None or sum(map(contains, self.lines, repeat(DECODE))) != self.n:
@@ -329,20 +342,18 @@ class DecodeBatch:
         stamps = self.stamps
         if got is None or any(ts is None for ts, _ in stamps):
             return None
-        iterations, known, extras = got
+        iterations, known, extra = got
         usage = known.get("token_usage")
         if usage is None:  # hybrid pools: the full-attention pool; HiSparse: the GPU pool
-            names = [key for key, _ in layout.keys]
-            for pool in ("full token usage", "gpu token usage"):
-                if pool in names:
-                    usage = [dict(ex)[pool] for ex in extras]
-                    break
+            pools = dict(extra)
+            usage = pools.get("full token usage", pools.get("gpu token usage"))
         lens = known.get("accept_len")
         if lens is not None and not all(0.0 <= v <= MAX_ACCEPT_LEN for v in lens):
             return None  # the general parser reports these
         none = [None] * self.n
-        rates = [self.rate(a) for a in lens] if lens is not None else none
-        per_line = zip(
+        rate_of = {a: self.rate(a) for a in set(lens)} if lens is not None else {}
+        rates = list(map(rate_of.__getitem__, lens)) if lens is not None else none
+        return (
             stamps,
             known["running_req"],
             known["queue_req"],
@@ -354,21 +365,29 @@ class DecodeBatch:
             known.get("graph", none),
             iterations,
             _counts(known.get("", none), self.n),
-            extras,
-            strict=True,
+            extra,
         )
-        source = self.source
-        return [
-            partial(_decode_sample, source, stamp, r, q, t, u, a, p, rate, g, it, rep, ex)
-            for stamp, r, q, t, u, a, p, rate, g, it, rep, ex in per_line
-        ]
 
     def _prefill_records(self) -> list[Callable[[int], PrefillSample]] | None:
-        """Each Prefill line's record, given its line number, as ``_decode_records``; None
-        where some line needs the general parser."""
+        """Each Prefill line's record, given its line number (see ``prefill_columns``)."""
+        cols = self.prefill_columns()
+        if cols is None:
+            return None
+        *values, extra = cols
+        if not values[0]:
+            return []
+        source = self.source
+        return [
+            partial(_prefill_sample, source, *line)
+            for line in zip(*values, _extras(extra, len(values[0])), strict=True)
+        ]
+
+    def prefill_columns(self) -> tuple[list[Any], ...] | None:
+        """The stretch's Prefill records as columns, as ``decode_columns`` (``PrefillSample``'s
+        fields); None where some line needs the general parser."""
         lines = [t for t in self.lines if PREFILL in t and DECODE not in t]
         if not lines:
-            return []
+            return [], [], [], [], [], [], [], []
         block = "\n".join(lines)
         if "\r" in block or "\x1b" in block or block.count(PREFILL) != len(lines):
             return None
@@ -385,9 +404,9 @@ class DecodeBatch:
         stamps = list(map(table.__getitem__, prefixes))
         if any(ts is None for ts, _ in stamps):
             return None
-        _, known, extras = got
+        _, known, extra = got
         none = [None] * len(lines)
-        per_line = zip(
+        return (
             stamps,
             known["new_seq"],
             known["new_token"],
@@ -395,26 +414,29 @@ class DecodeBatch:
             known.get("running_req", none),
             known.get("queue_req", none),
             known.get("token_usage", none),
-            extras,
-            strict=True,
+            extra,
         )
-        source = self.source
-        return [partial(_prefill_sample, source, *values) for values in per_line]
+
+
+def _extras(extra: list[tuple[str, list[Any]]], n: int) -> list[Extras]:
+    """Per-line extras from (key, values) columns."""
+    if not extra:
+        return [()] * n
+    return list(zip(*(list(zip([key] * n, values, strict=True)) for key, values in extra), strict=True))
 
 
 def _columns(
     layout: RecordLayout, lines: list[str], fields: dict[str, tuple[str, Kind]] = DECODE_FIELDS
-) -> tuple[list[int | None], dict[str, list[Any]], list[Extras]] | None:
+) -> tuple[list[int | None], dict[str, list[Any]], list[tuple[str, list[Any]]]] | None:
     """The iteration column, the first-class fields' columns by name (the repeat count under
-    ""), and each line's extras, from ``layout``'s one match per line; None unless every
-    line matched."""
+    ""), and the extras' (key, values) columns in line order, from ``layout``'s one match per
+    line; None unless every line matched."""
     rows = layout.rx.findall("\n".join(lines))
     if len(rows) != len(lines):
         return None
-    n = len(rows)
     cols: list[tuple[str, ...]] = list(zip(*rows, strict=True))
     known: dict[str, list[Any]] = {"": list(cols[-1])}
-    extra: list[list[tuple[str, Value]]] = []
+    extra: list[tuple[str, list[Any]]] = []
     for (key, kind), col in zip(layout.keys, cols[1:-1], strict=True):
         values: list[Any] = (
             ints(list(col))
@@ -425,11 +447,10 @@ def _columns(
         )
         spec = fields.get(key)
         if spec is None:
-            extra.append(list(zip([key] * n, values, strict=True)))
+            extra.append((key, values))
         else:
             known[spec[0]] = values  # the last of several keys for one field wins, as in the parser
-    extras: list[Extras] = list(zip(*extra, strict=True)) if extra else [()] * n
-    return [int(v) if v else None for v in cols[0]], known, extras
+    return [int(v) if v else None for v in cols[0]], known, extra
 
 
 def _decode_sample(
