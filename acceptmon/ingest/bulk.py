@@ -294,6 +294,7 @@ def _stretch(
                 layout,
                 parser.prefix,
                 parser.prefix_epochs,
+                parser.prefix_ranks,
                 parser.parse,
                 lens,
             )

@@ -54,6 +54,7 @@ class DecodeBatch:
         "_parse",
         "_prefix_col",
         "_queue",
+        "_ranks",
         "_repeated",
         "_retimed",
         "_rows",
@@ -80,6 +81,7 @@ class DecodeBatch:
         layout: BulkLayout,
         stamp: Callable[[str], Stamp],
         epochs: Callable[[list[str]], list[float | None]],
+        ranks: Callable[[list[str]], list[Ranks]],
         parse: Callable[[str, int], Record | None],
         lens: list[float] | None = None,
     ) -> None:
@@ -87,7 +89,7 @@ class DecodeBatch:
         self.source, self.spec = source, spec
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
-        self._stamp, self._epochs, self._parse = stamp, epochs, parse
+        self._stamp, self._epochs, self._ranks, self._parse = stamp, epochs, ranks, parse
         # Columns, each built on first use (None: not yet; ``_lens`` stays None when the layout
         # prints no accept len, and asking again then costs two tuple reads).
         self._lens = lens
@@ -223,6 +225,15 @@ class DecodeBatch:
             col = self._stamp_col = list(map(table.__getitem__, prefixes))
         return col
 
+    @property
+    def ranks(self) -> list[Ranks]:
+        """Each Decode line's ranks: the stamps' second half, without building a time per
+        prefix when the stamps are not wanted anyway (``read_log``'s rank column)."""
+        stamps = self._stamp_col
+        if stamps is not None:
+            return list(map(itemgetter(1), stamps))
+        return self._ranks(self._prefixes())
+
     def stamp(self, i: int) -> Stamp:
         """The stamp of Decode line ``i`` alone."""
         stamps = self._stamp_col
@@ -273,6 +284,7 @@ class DecodeBatch:
             self._layout,
             self._stamp,
             self._epochs,
+            self._ranks,
             self._parse,
             None if lens is None else lens[i:j],
         )
