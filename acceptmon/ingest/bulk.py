@@ -292,7 +292,7 @@ def _stretch(
                 decode,
                 found,
                 layout,
-                parser.prefix,
+                parser.prefix_table,
                 parser.prefix_epochs,
                 parser.prefix_ranks,
                 parser.parse,

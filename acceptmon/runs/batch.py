@@ -59,8 +59,8 @@ class DecodeBatch:
         "_retimed",
         "_rows",
         "_running",
-        "_stamp",
         "_stamp_col",
+        "_stamps",
         "_strata",
         "_throughput",
         "lineno",
@@ -79,7 +79,7 @@ class DecodeBatch:
         decode: list[str],
         rows: list[tuple[str, ...]],
         layout: BulkLayout,
-        stamp: Callable[[str], Stamp],
+        stamps: Callable[[list[str]], dict[str, Stamp]],
         epochs: Callable[[list[str]], list[float | None]],
         ranks: Callable[[list[str]], list[Ranks]],
         parse: Callable[[str, int], Record | None],
@@ -89,7 +89,7 @@ class DecodeBatch:
         self.source, self.spec = source, spec
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
-        self._stamp, self._epochs, self._ranks, self._parse = stamp, epochs, ranks, parse
+        self._stamps, self._epochs, self._ranks, self._parse = stamps, epochs, ranks, parse
         # Columns, each built on first use (None: not yet; ``_lens`` stays None when the layout
         # prints no accept len, and asking again then costs two tuple reads).
         self._lens = lens
@@ -221,7 +221,7 @@ class DecodeBatch:
             prefixes = self._prefixes()
             # Looked up once per distinct prefix (lines share their second): the lookup is a
             # pure cache read, and a dict's C-level get per line is far cheaper than a call.
-            table = {prefix: self._stamp(prefix) for prefix in set(prefixes)}
+            table = self._stamps(prefixes)
             col = self._stamp_col = list(map(table.__getitem__, prefixes))
         return col
 
@@ -240,7 +240,8 @@ class DecodeBatch:
         if stamps is not None:
             return stamps[i]
         text = self._decode[i]
-        return self._stamp(text[: text.rfind(DECODE)])
+        prefix = text[: text.rfind(DECODE)]
+        return self._stamps([prefix])[prefix]
 
     @property
     def epochs(self) -> list[float | None]:
@@ -282,7 +283,7 @@ class DecodeBatch:
             self._decode[i:j],
             self._rows[i:j],
             self._layout,
-            self._stamp,
+            self._stamps,
             self._epochs,
             self._ranks,
             self._parse,
@@ -412,7 +413,7 @@ class DecodeBatch:
         distinct = set(prefixes)
         if any(REQUEST.search(p) for p in distinct):
             return None  # a request dump's text, which the parser does not count
-        table = {prefix: self._stamp(prefix) for prefix in distinct}
+        table = self._stamps(prefixes)
         stamps = list(map(table.__getitem__, prefixes))
         if any(ts is None for ts, _ in stamps):
             return None
