@@ -518,13 +518,15 @@ def strata_of(edges: tuple[int, ...], running: list[int], lens: list[float]) -> 
 
 def floats(col: list[str]) -> list[float]:
     """``float`` of each, converted once per distinct text (a column holds few)."""
-    table = {text: float(text) for text in set(col)}
+    distinct = set(col)
+    table = dict(zip(distinct, map(float, distinct), strict=True))
     return list(map(table.__getitem__, col))
 
 
 def ints(col: list[str]) -> list[int]:
     """``int`` of each, converted once per distinct text (a column holds few)."""
-    table = {text: int(text) for text in set(col)}
+    distinct = set(col)
+    table = dict(zip(distinct, map(int, distinct), strict=True))
     return list(map(table.__getitem__, col))
 
 

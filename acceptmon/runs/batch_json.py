@@ -38,9 +38,9 @@ def _text(value: Any) -> str:
 
 
 def _texts(col: list[Any]) -> tuple[list[str], int]:
-    """Each value's JSON text, written once per distinct value, and how many distinct texts.
-    A column holds one type (and None), so no two of its distinct values compare equal
-    across types (``1 == True``)."""
+    """Each value's JSON text, written once per distinct value, and how many distinct texts
+    (a constant column is given as its one text: the template takes it in). A column holds
+    one type (and None), so no two of its distinct values compare equal across types."""
     distinct = set(col)
     if bool in set(map(type, distinct)):
         table = {v: _text(v) for v in distinct}
@@ -48,6 +48,8 @@ def _texts(col: list[Any]) -> tuple[list[str], int]:
         table = dict(zip(distinct, map(repr, distinct), strict=True))
         if None in table:
             table[None] = "null"
+    if len(table) == 1:
+        return list(table.values()), 1
     return list(map(table.__getitem__, col)), len(table)
 
 
