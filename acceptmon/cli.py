@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import socket
 import sys
 import traceback
@@ -70,6 +71,7 @@ def _runs(args: argparse.Namespace) -> int:
         draft_config=args.draft_config,
         follow=args.follow,
         ssh_config=args.ssh_config,
+        state_dir=args.state_dir,
     )
 
 
@@ -89,6 +91,7 @@ def _report(args: argparse.Namespace) -> int:
         tz=tz,
         draft_config=args.draft_config,
         ssh_config=args.ssh_config,
+        state_dir=args.state_dir,
     )
 
 
@@ -109,6 +112,7 @@ def _backfill(args: argparse.Namespace) -> int:
         draft_config=args.draft_config,
         ssh_config=args.ssh_config,
         labels={"job": args.job, "instance": args.instance or f"{socket.gethostname()}:9469"},
+        names=args.name,
     )
 
 
@@ -332,8 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser(
         "demo",
         help="replay the bundled EAGLE-3 incident log and print a per-run summary",
-        description="Replay a bundled SGLang log of a real incident: an EAGLE-3 server at ~47%% "
-        "acceptance, a restart after a draft config change that drops it to ~19%%, and a restart "
+        description="Replay a bundled SGLang log of a real incident: an EAGLE-3 server at ~47% "
+        "acceptance, a restart after a draft config change that drops it to ~19%, and a restart "
         "back. Needs no network and no setup beyond the install.",
     )
     demo.add_argument("--plain", action="store_true", help="plain text instead of a rich table")
@@ -364,16 +368,28 @@ def _log_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _recorded_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="an agent's state directory: each start's draft config.json as the agent recorded it "
+        "then (matched by start time and draft path; --timezone as the agent's), before --draft-config "
+        "or the file on disk today",
+    )
+
+
 def _add_runs(sub: Any) -> None:
     runs = sub.add_parser(
         "runs",
         help="per-run acceptance of a log and the verdict: is the latest run better?",
         description="Read logs once and print one row per server run (start, duration, Decode "
-        "intervals, median accept len with its 95%% interval, accept rate, speculative settings, "
+        "intervals, median accept len with its 95% interval, accept rate, speculative settings, "
         "the config change that opened it), then the latest run against the previous run with a "
         "different config: better, worse, same, or not enough data yet. A SOURCE is a file, a glob "
         "(quote it; rotations such as server.log.1 and server.log.2.gz join their log, oldest "
-        "first), '-', or ssh://[user@]host[:port]/path-or-glob (read once over SFTP).",
+        "first), '-', or ssh://[user@]host[:port]/path-or-glob (read once over SFTP). Over several "
+        "logs a fleet table follows: per config hash, each host's acceptance against the median "
+        "of its peers, and the outliers (the rule of the AcceptanceBelowPeers alert).",
         epilog="exit status: 0 the latest run is not worse (or cannot be judged yet); 3 it is worse "
         "than its baseline (for any log); 2 a SOURCE names nothing readable or a flag is invalid",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -383,6 +399,7 @@ def _add_runs(sub: Any) -> None:
         "--format", choices=("table", "json"), default="table", help="table (default) or json for scripts"
     )
     _log_flags(runs)
+    _recorded_flag(runs)
     runs.add_argument(
         "--follow",
         action="store_true",
@@ -406,6 +423,7 @@ def _add_report(sub: Any) -> None:
     rep.add_argument("-o", "--output", metavar="FILE", help="the HTML file to write")
     rep.add_argument("--png", metavar="DIR", help="also (or only) write the plots as PNG files here")
     _log_flags(rep)
+    _recorded_flag(rep)
     rep.set_defaults(func=_report)
 
 
@@ -426,6 +444,13 @@ def _add_backfill(sub: Any) -> None:
     bf.add_argument("--job", default="acceptmon", help="the scrape job's name, as live series carry it")
     bf.add_argument(
         "--instance", help="the agent's instance label, as live series carry it (default HOSTNAME:9469)"
+    )
+    bf.add_argument(
+        "--name",
+        action="append",
+        metavar="NAME",
+        help="the 'source' label for the SOURCE in the same position, as the agent's source 'name' "
+        "(default: the path or URL as given; a glob naming several logs cannot take one)",
     )
     _log_flags(bf)
     bf.set_defaults(func=_backfill)
@@ -479,12 +504,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        _quiet_stdout()
         return 0
     except extras.MissingExtra as exc:
         print(f"acceptmon: {exc}", file=sys.stderr)
         return extras.EXIT
     except Exception as exc:  # the last resort: each known failure has its own message and code
         return _internal_error(exc, args.verbose)
+
+
+def _quiet_stdout() -> None:
+    """The reader went away (``| head``): exit quietly as Unix tools do, without Python's
+    "Exception ignored" note when it flushes stdout at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _internal_error(exc: Exception, verbose: bool) -> int:

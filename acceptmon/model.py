@@ -308,6 +308,9 @@ class ConfigDiff:
     changed: tuple[tuple[str, Any, Any], ...] = ()
     added: tuple[tuple[str, Any], ...] = ()
     removed: tuple[tuple[str, Any], ...] = ()
+    #: Parts of the config that could not be compared: ``("draft",)`` when a draft model's
+    #: config.json was not read on one side, so a change inside it cannot be seen.
+    unread: tuple[str, ...] = ()
 
     def keys(self) -> list[str]:
         return [k for k, *_ in self.changed] + [k for k, _ in self.added] + [k for k, _ in self.removed]
@@ -398,6 +401,8 @@ class Finding:
     #: The hash of the config of the run the finding is about (the agent fills it in), so
     #: alerts from hosts that rolled out one config group together.
     config_hash: str = ""
+    #: A drop's estimated decode tokens lost since first seen (``detect.cost``), None if unknown.
+    tokens_lost: float | None = None
 
     def changed_keys(self) -> list[str]:
         return self.diff.keys() if self.diff else []

@@ -143,11 +143,12 @@ def _read(
     draft_config: list[str] | None,
     ssh_config: str | None,
     runs: bool = False,
+    state_dir: str | None = None,
 ) -> tuple[Any, Any]:
     names = [sources] if isinstance(sources, str) else list(sources)
     tz = _zone(timezone)
     with opened(names, ssh_config) as (logs, readers):
-        pipeline, table = new_pipeline(tz, draft_config, readers, run_table=runs)
+        pipeline, table = new_pipeline(tz, draft_config, readers, run_table=runs, state_dir=state_dir)
         columns = _Columns(pipeline.tracker)
         pipeline.consumers.append(columns)
         problems = read_logs(pipeline, logs)
@@ -248,12 +249,14 @@ def read_runs(
     timezone: str | tzinfo | None = None,
     draft_config: list[str] | None = None,
     ssh_config: str | None = None,
+    state_dir: str | None = None,
 ) -> pd.DataFrame:
-    """One row per run: what ``acceptmon runs --format json`` says, flattened."""
+    """One row per run: what ``acceptmon runs --format json`` says, flattened (``state_dir``: the
+    draft configs an agent recorded at each start, as ``acceptmon runs --state-dir``)."""
     extras.require("frames", "acceptmon.read_runs")
     import pandas as pd
 
-    _columns, table = _read(sources, timezone, draft_config, ssh_config, runs=True)
+    _columns, table = _read(sources, timezone, draft_config, ssh_config, runs=True, state_dir=state_dir)
     rows = []
     for source in table.sources():
         for stats in table.of(source):

@@ -132,6 +132,7 @@ class Detector:
                 )
         for restored in self._sources.values():
             restored.book.on_change = self._on_change
+            restored.settle_settings()
         for run in current:
             state = self._sources.get(run.source)
             if state is None or state.current.run.run_id != run.run_id:

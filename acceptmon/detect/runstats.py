@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import reduce
@@ -29,7 +30,7 @@ log = logging.getLogger("acceptmon.detect")
 
 #: Intervals the live view draws.
 RECENT = 240
-#: Runs per source whose stats a checkpoint keeps (the tracker keeps as many runs).
+#: Runs per source whose stats a checkpoint keeps (the agent keeps as many run snapshots).
 KEEP = 50
 
 
@@ -167,13 +168,16 @@ class RunTable:
             }
         return out
 
-    def restore(self, data: Any) -> None:
-        """Take back ``checkpoint()`` output for runs the tracker still knows; ignore anything odd."""
+    def restore(self, data: Any, older: Callable[[str], list[Run]] | None = None) -> None:
+        """Take back ``checkpoint()`` output for runs still known: the tracker's (its last two)
+        and ``older(source)`` (the agent's run snapshots), so every kept run keeps its numbers
+        and the verdict its last good run. Anything odd is ignored."""
         if not isinstance(data, dict):
             return
         dropped: list[str] = []
         for source, runs in data.items():
-            known = {r.run_id: r for r in self._tracker.runs(str(source))}
+            known = {r.run_id: r for r in (older(str(source)) if older else [])}
+            known.update((r.run_id, r) for r in self._tracker.runs(str(source)))
             if not isinstance(runs, dict):
                 continue
             for run_id, raw in runs.items():

@@ -209,6 +209,13 @@ class SourceState:
         self.spec_prev.clear()
         self.last = None
 
+    def settle_settings(self) -> None:
+        """Settings read anew (a reload, a restart): a floor finding whose floor went away resolves,
+        for there is nothing left to be below."""
+        key = source_key(FLOOR, self.source)
+        if not self.current.floor_cfg and self.book.active(key):
+            self.book.resolve(key, self.last_ts)
+
     def stop(self, ts: datetime | None) -> None:
         """A graceful shutdown: silence until the next run is expected, not a stall."""
         self.last = None

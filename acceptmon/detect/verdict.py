@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from acceptmon.detect.compare import Comparison, compare
+from acceptmon.detect.cost import verdict_cost_words
 from acceptmon.detect.series import Strata
 from acceptmon.detect.settings import DetectSettings
 
@@ -65,7 +66,10 @@ class Verdict:
         assert self.relative_change is not None and self.p_value is not None
         change = f"{self.relative_change:+.1%}"
         ci = f" (95% interval {self.interval[0]:+.1%} to {self.interval[1]:+.1%})" if self.interval else ""
-        return f"{self.run_id} vs {self.against_run_id}: {self.state.upper()}, accept len {change}{ci}, {p_words(self.p_value)}"
+        words = f"{self.run_id} vs {self.against_run_id}: {self.state.upper()}, accept len {change}{ci}, {p_words(self.p_value)}"
+        if self.state == "worse":
+            words += f"; {verdict_cost_words(self.relative_change, self.interval)}"
+        return words
 
 
 def p_words(p: float) -> str:

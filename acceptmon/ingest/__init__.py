@@ -223,7 +223,10 @@ class Pipeline:
             )
 
     def contained(self, source: str, lineno: int, exc: Exception) -> None:
-        """An exception while handling one record: counted, logged by type only."""
+        """An exception while handling one record: counted, logged by type only. A closed
+        output pipe (``oneshot | head``) is not the record's fault: it ends the reading."""
+        if isinstance(exc, BrokenPipeError):
+            raise exc
         self.count_error(source, lineno, EXCEPTION, type(exc).__name__)
 
     def route(self, record: Record) -> None:

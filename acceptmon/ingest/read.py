@@ -18,6 +18,7 @@ from datetime import tzinfo
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
+from acceptmon.ingest.joins import JoinClock
 from acceptmon.runs.draft_config import draft_reader
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.chunks import read_chunks
@@ -72,10 +73,12 @@ def new_pipeline(
     readers: dict[str, FileReader] | None = None,
     *,
     run_table: bool = True,
+    state_dir: str | None = None,
 ) -> tuple[Pipeline, RunTable]:
-    """The reading commands' pipeline (saved draft configs, else each log's own host) with a
-    run table as its consumer (unless ``run_table`` is False: then the table stays empty)."""
-    pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers or {}))
+    """The reading commands' pipeline (draft configs the agent recorded under ``state_dir``,
+    else saved copies, else each log's own host) with a run table as its consumer (unless
+    ``run_table`` is False: then the table stays empty)."""
+    pipeline = build_pipeline(tz, draft=draft_reader(draft_config or [], readers or {}, state_dir))
     table = RunTable(pipeline.tracker)
     if run_table:
         pipeline.consumers.append(table)
@@ -92,6 +95,8 @@ def feed_file(pipeline: Pipeline, name: str, path: str, opener: Opener | None = 
                 pipeline.feed(chunk)
                 if overlong:
                     pipeline.count_overlong(name, overlong)
+    except BrokenPipeError:  # our output's reader left (`| head`): not a problem of the input
+        raise
     except READ_ERRORS as exc:
         return f"{printable(path)}: {getattr(exc, 'strerror', None) or exc}"
     return None
@@ -120,12 +125,19 @@ def read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] |
     """Feed every log, each file in order (``done`` is told each path read); the problems met."""
     problems = []
     for lg in logs:
+        joins = JoinClock() if len(lg.files) > 1 else None
+        if joins is not None:
+            pipeline.consumers.append(joins)
         for path in lg.files:
+            if joins is not None:
+                joins.next_file(lg.name, path)
             problem = feed_file(pipeline, lg.name, path, lg.opener)
             if problem:
                 problems.append(problem)
             if done is not None:
                 done(path)
+        if joins is not None:
+            pipeline.consumers.remove(joins)
     return problems
 
 
@@ -134,7 +146,8 @@ def collect(
     tz: tzinfo,
     draft_config: list[str] | None = None,
     readers: dict[str, FileReader] | None = None,
+    state_dir: str | None = None,
 ) -> tuple[Pipeline, RunTable, list[str]]:
     """Feed every log (each file of it in order) and return the run table and the problems met."""
-    pipeline, table = new_pipeline(tz, draft_config, readers)
+    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir)
     return pipeline, table, read_logs(pipeline, logs)

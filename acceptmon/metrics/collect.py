@@ -193,9 +193,21 @@ AGENT_CATALOGUE: tuple[MetricDef, ...] = (
     ),
     _c("acceptmon_findings", "Findings raised.", ("rule", "source", "severity")),
     _c(
+        "acceptmon_drop_tokens_lost_estimate",
+        "Estimated decode tokens lost to open acceptance drops: generated tokens x (before/after accept "
+        "len - 1) while the drop lasted; / gen throughput = seconds of decode (GPU time) lost.",
+        ("source", "engine", "rule"),
+    ),
+    _c(
         "acceptmon_notifications",
         "Notifications by outcome (sent, retried, failed_permanent, dropped, deduped).",
         ("notifier", "outcome"),
+    ),
+    _c(
+        "acceptmon_notifications_held",
+        "Finding changes not sent yet because the finding flaps (announced again within 5 min); "
+        "each is sent when that window ends if it still holds.",
+        ("notifier",),
     ),
     _g("acceptmon_notify_queue_depth", "Notifications waiting to be delivered.", ("notifier",)),
     _g(

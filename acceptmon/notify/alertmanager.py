@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from acceptmon.detect.cost import cost_of, cost_words
 from acceptmon.model import Finding
 from acceptmon.notify.change import change_label, change_lines
 from acceptmon.notify.fmt import num
@@ -71,6 +72,7 @@ def build_alert(finding: Finding, links: Links, now: float, resend_s: float) -> 
         "summary": finding.summary,
         "change_detail": "; ".join(change_lines(finding.diff)),
         "accept_len": _before_after(finding),
+        "cost": "" if (cost := cost_of(finding)) is None else cost_words(cost),
         "model": finding.model or "",
         "draft_model": finding.draft_model or "",
         "run_id": finding.run_id,

@@ -1,10 +1,12 @@
-"""Which findings become messages: one per (key, state) per re-notify window.
+"""Which findings become messages: a repeat of what the channel shows once per re-notify window.
 
-A flapping source alternates firing/resolved every few seconds. Announcing
-each state at most once per window bounds that to two messages a window, and
-a state change that lands inside the window is *held*, not lost: if it still
-holds when the window ends it is announced then, so the channel always ends
-up showing the truth. A resolved finding nobody was told about stays silent.
+A finding that fires again after the channel was told it resolved is news and
+is sent at once. Only a flapping source (firing/resolved every few seconds)
+is held: a state announced less than the flap window (``FLAP_S``, at most the
+re-notify window) ago is not announced again yet, which bounds a flap to two
+messages per flap window. A held change is not lost: if it still holds when
+the window ends it is announced then, so the channel always ends up showing
+the truth. A resolved finding nobody was told about stays silent.
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 State = Literal["firing", "resolved"]
-Decision = Literal["send", "dedupe"]
+#: ``hold``: a change the channel is not told yet (a flap), sent when the flap window ends.
+Decision = Literal["send", "dedupe", "hold"]
+
+#: A state announced this recently is a flap when it comes back: held, not sent.
+FLAP_S = 300.0
 
 
 @dataclass(slots=True)
@@ -29,8 +35,9 @@ class Entry:
 class Ledger:
     """Pure dedupe bookkeeping; the queue persists ``to_json()`` after changes."""
 
-    def __init__(self, renotify_s: float, max_entries: int = 10000) -> None:
+    def __init__(self, renotify_s: float, max_entries: int = 10000, flap_s: float = FLAP_S) -> None:
         self.renotify_s = renotify_s
+        self.hold_s = min(renotify_s, flap_s)
         self.max_entries = max_entries
         self.entries: dict[str, Entry] = {}
         self.dirty = False  # set when something worth persisting changed
@@ -52,10 +59,10 @@ class Ledger:
                 self.dirty = True
             if state == "resolved" or now - entry.sent_at.get(state, -1e18) < self.renotify_s:
                 return "dedupe"
-        elif now - entry.sent_at.get(state, -1e18) < self.renotify_s:
+        elif now - entry.sent_at.get(state, -1e18) < self.hold_s:
             entry.held = {"state": state, "body": body}
             self.dirty = True
-            return "dedupe"
+            return "hold"
         entry.shown = state
         entry.sent_at[state] = now
         entry.held = None
@@ -67,7 +74,7 @@ class Ledger:
         due = []
         for key, entry in self.entries.items():
             held = entry.held
-            if held is not None and now - entry.sent_at.get(held["state"], -1e18) >= self.renotify_s:
+            if held is not None and now - entry.sent_at.get(held["state"], -1e18) >= self.hold_s:
                 entry.shown = held["state"]
                 entry.sent_at[held["state"]] = now
                 entry.held = None

@@ -98,6 +98,18 @@ class Notifier:
         return scrub(text, *self._secrets)
 
 
+def channel_transport(
+    cfg: ChannelSettings, url: Secret, factory: TransportFactory, clock: Clock
+) -> Transport:
+    """How a channel posts, shared by the agent and ``notify-test`` so the test exercises the
+    agent's path (for Grafana ``url`` is the API token: the address is ``cfg.base_url``)."""
+    if cfg.kind == "grafana":
+        return GrafanaTransport(str(cfg.base_url), url, cfg.timeout_s)
+    if cfg.kind == "alertmanager":
+        return AlertmanagerTransport(factory(api_url(url), cfg.timeout_s), clock.now)
+    return factory(url, cfg.timeout_s)
+
+
 def build_notifier(
     config: NotifySettings,
     state_dir: Path | None = None,
@@ -115,12 +127,7 @@ def build_notifier(
     channels = []
     for cfg in config.channels():
         policy = Policy(cfg.min_interval_s, cfg.renotify_s, cfg.max_queue, cfg.retry_base_s, cfg.retry_max_s)
-        if cfg.kind == "grafana":
-            transport: Transport = GrafanaTransport(str(cfg.base_url), urls[cfg.name], cfg.timeout_s)
-        elif cfg.kind == "alertmanager":
-            transport = AlertmanagerTransport(factory(api_url(urls[cfg.name]), cfg.timeout_s), clock.now)
-        else:
-            transport = factory(urls[cfg.name], cfg.timeout_s)
+        transport = channel_transport(cfg, urls[cfg.name], factory, clock)
         directory = Path(str(root)) / cfg.name
         try:
             queue = DeliveryQueue(

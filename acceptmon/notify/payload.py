@@ -12,6 +12,7 @@ import math
 from datetime import datetime
 from typing import Any
 
+from acceptmon.detect.cost import cost_of
 from acceptmon.model import ConfigDiff, Finding
 
 SCHEMA_VERSION = 1
@@ -54,6 +55,7 @@ def finding_payload(finding: Finding) -> dict[str, Any]:
             "accept_rate": _finite(finding.now_accept_rate),
         },
         "p_value": _finite(finding.p_value),
+        "cost": _cost(finding),
         "diff": _diff(finding.diff),
         "labels": dict(finding.labels),
     }
@@ -71,6 +73,20 @@ def finding_json(f: Finding) -> dict[str, Any]:
         active=f.active,
     )
     return out
+
+
+def _cost(f: Finding) -> dict[str, Any] | None:
+    """A drop's estimated cost (``detect.cost``): throughput share lost, its interval, tokens."""
+    cost = cost_of(f)
+    if cost is None:
+        return None
+    return {
+        "throughput_lost": _finite(round(cost.fraction, 4)),
+        "throughput_lost_ci": None
+        if cost.interval is None
+        else [_finite(round(v, 4)) for v in cost.interval],
+        "tokens_lost_since_first_seen": _finite(cost.tokens),
+    }
 
 
 def _side(

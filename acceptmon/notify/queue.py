@@ -30,6 +30,7 @@ from acceptmon.notify.dedupe import Decision, Ledger, State
 from acceptmon.notify.statuslog import StatusLog
 from acceptmon.notify.store import Message, MessageStore
 from acceptmon.notify.transport import Response, Transport, classify, parse_retry_after
+from acceptmon.text.printable import printable
 
 log = logging.getLogger("acceptmon.notify")
 
@@ -54,6 +55,8 @@ class QueueStats:
     counts: tuple[tuple[str, int], ...]
     depth: int
     oldest_pending_s: float
+    #: Changes not sent yet because the finding flaps (``dedupe.FLAP_S``): no outcome yet.
+    held: int = 0
 
     def count(self, outcome: str) -> int:
         return dict(self.counts)[outcome]
@@ -81,6 +84,7 @@ class DeliveryQueue:
         self._ledger = Ledger(self._policy.renotify_s)
         self._pending: dict[int, Message] = {}
         self._counts = dict.fromkeys(OUTCOMES, 0)
+        self._held = 0
         self._last_attempt: float | None = None  # monotonic
         self._in_flight: int | None = None
         self._lock = threading.Lock()
@@ -98,6 +102,16 @@ class DeliveryQueue:
             decision = self._ledger.offer(key, state, body, now)
             if decision == "send":
                 self._enqueue(key, state, body, now)
+            elif decision == "hold":
+                self._held += 1
+                log.info(
+                    "notify %s: %s %s again within %.0f s of saying so: held (flapping); "
+                    "sent when that window ends if it still holds",
+                    self.name,
+                    printable(key),
+                    state,
+                    self._ledger.hold_s,
+                )
             else:
                 self._counts["deduped"] += 1
             self._save_ledger()
@@ -134,7 +148,7 @@ class DeliveryQueue:
         with self._lock:
             oldest = min((m.enqueued_at for m in self._pending.values()), default=None)
             age = 0.0 if oldest is None else max(self._clock.now() - oldest, 0.0)
-            return QueueStats(self.name, tuple(self._counts.items()), len(self._pending), age)
+            return QueueStats(self.name, tuple(self._counts.items()), len(self._pending), age, self._held)
 
     def _restore(self) -> None:
         messages, bad = self._store.load()

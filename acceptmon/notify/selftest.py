@@ -14,10 +14,9 @@ from datetime import UTC, datetime
 
 from acceptmon.clock import Clock, SystemClock
 from acceptmon.model import ConfigDiff, Finding
-from acceptmon.notify.alertmanager import AlertmanagerTransport, api_url, build_alert
+from acceptmon.notify.alertmanager import build_alert
 from acceptmon.notify.blockkit import validate_blocks
-from acceptmon.notify.notifier import RENDERERS, TransportFactory
-from acceptmon.notify.secret import Secret
+from acceptmon.notify.notifier import RENDERERS, TransportFactory, channel_transport
 from acceptmon.notify.settings import ChannelSettings, NotifySettings, NotifySettingsError
 from acceptmon.notify.transport import HttpTransport, Response, Transport, classify
 from acceptmon.notify.urls import resolve_urls
@@ -75,14 +74,9 @@ def send_test_message(
         return False, "\n".join(exc.problems)
     clock = clock or SystemClock()
     factory = transport_factory or HttpTransport
-    results = [_send_one(c, _transport(c, urls[c.name], factory, clock), clock) for c in config.channels()]
+    channels = config.channels()
+    results = [_send_one(c, channel_transport(c, urls[c.name], factory, clock), clock) for c in channels]
     return all(ok for ok, _ in results), "\n".join(text for _, text in results)
-
-
-def _transport(channel: ChannelSettings, url: Secret, factory: TransportFactory, clock: Clock) -> Transport:
-    if channel.kind == "alertmanager":
-        return AlertmanagerTransport(factory(api_url(url), channel.timeout_s), clock.now)
-    return factory(url, channel.timeout_s)
 
 
 def _send_one(channel: ChannelSettings, transport: Transport, clock: Clock) -> tuple[bool, str]:

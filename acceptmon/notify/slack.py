@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from acceptmon.detect.cost import cost_of, cost_words
 from acceptmon.detect.findings import DROP, STALLED
 from acceptmon.model import Finding
 from acceptmon.notify import fmt
@@ -115,6 +116,9 @@ def _resolved_blocks(finding: Finding, now: float) -> list[Block]:
         text += "\nDecode lines are being written again."
     else:
         text += f"\nAcceptance now: {_acceptance(finding)}."
+        cost = cost_of(finding)
+        if cost is not None:
+            text += f"\nWhile it lasted it was {cost_words(cost)} (an estimate)."
     if keys:
         shown = ", ".join(code(k, 60) for k in keys[:5])
         text += f"\nConfig change: {shown}" + (f" …and {len(keys) - 5} more" if len(keys) > 5 else "")
@@ -138,6 +142,9 @@ def _metric_fields(f: Finding) -> list[Block]:
     baseline = f" (run {code(f.baseline_run_id, 40)})" if f.baseline_run_id else ""
     p = fmt.p_value(f.p_value)
     compared = [_field("Compared", _measure(f))] if f.rule == DROP else []
+    cost = cost_of(f)
+    if cost is not None:
+        compared.append(_field("Cost (estimate)", fmt.plain(cost_words(cost), 400)))
     return [
         _field(
             "Accept length",

@@ -22,6 +22,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from acceptmon.model import (
@@ -46,8 +47,8 @@ from acceptmon.text.redact import redact_args
 #: Server args that differ on every start and say nothing about acceptance.
 VOLATILE_ARGS = frozenset({"random_seed"})
 
-#: (source name, draft model path) → the draft model's config.json, or None.
-DraftReader = Callable[[str, str], "dict[str, Any] | None"]
+#: (source name, draft model path, when the run started) → the draft model's config.json, or None.
+DraftReader = Callable[[str, str, "datetime | None"], "dict[str, Any] | None"]
 
 
 #: Run kinds that mark a segment of a running server (no restart), and how a finding says it.
@@ -93,6 +94,17 @@ def settings_from_args(args: dict[str, Any]) -> SpecConfig:
 
 def _single_file(settings: SpecConfig) -> bool:
     return (settings.draft_model_path or "").lower().endswith(".gguf")
+
+
+def draft_unread(run: Run) -> bool:
+    """Whether the run has a draft model whose config.json its snapshot lacks (not found, not read)."""
+    spec = run.spec
+    return bool(
+        run.config is not None
+        and run.config.draft_config is None
+        and spec.draft_model_path
+        and not _single_file(spec)
+    )
 
 
 def _str_or_none(v: Any) -> str | None:
@@ -175,22 +187,26 @@ def snapshot(
     )
 
 
-def _tree(s: ConfigSnapshot, runtime: bool) -> dict[str, Any]:
-    tree = {"args": s.server_args, "draft": s.draft_config or {}, "watched": s.watched}
+def _tree(s: ConfigSnapshot, runtime: bool, draft: bool) -> dict[str, Any]:
+    tree = {"args": s.server_args, "draft": s.draft_config or {} if draft else {}, "watched": s.watched}
     return {**tree, "runtime": s.runtime} if runtime and s.runtime else tree
 
 
-def diff(before: ConfigSnapshot, after: ConfigSnapshot, runtime: bool = True) -> ConfigDiff:
+def diff(
+    before: ConfigSnapshot, after: ConfigSnapshot, runtime: bool = True, draft_read: bool = True
+) -> ConfigDiff:
     """Changed, added and removed keys as dotted paths (``draft.eagle_config.…``).
 
     A start is diffed without ``runtime``: what changed under the old server (its online
     weight updates) is gone after a restart, and is no cause of the new run's acceptance.
+    Without ``draft_read`` (a side's draft config.json was not read) the draft is left out
+    and the diff says so (``unread``): a config seen on one side only is no change.
     """
-    a, b = flatten(_tree(before, runtime)), flatten(_tree(after, runtime))
+    a, b = flatten(_tree(before, runtime, draft_read)), flatten(_tree(after, runtime, draft_read))
     changed = tuple((k, a[k], b[k]) for k in sorted(a.keys() & b.keys()) if a[k] != b[k])
     added = tuple((k, b[k]) for k in sorted(b.keys() - a.keys()))
     removed = tuple((k, a[k]) for k in sorted(a.keys() - b.keys()))
-    return ConfigDiff(changed=changed, added=added, removed=removed)
+    return ConfigDiff(changed=changed, added=added, removed=removed, unread=() if draft_read else ("draft",))
 
 
 def normalised_rate(accept_len: float, settings: SpecConfig) -> float | None:
@@ -297,7 +313,7 @@ class RunTracker:
         draft = None
         # A single-file draft (llama.cpp's GGUF) keeps its config inside the file: no config.json.
         if self._read_draft is not None and settings.draft_model_path and not _single_file(settings):
-            draft = self._read_draft(record.meta.source, settings.draft_model_path)
+            draft = self._read_draft(record.meta.source, settings.draft_model_path, record.meta.ts)
         watched = self._read_watched() if self._read_watched is not None else None
         return self._open(state, record.meta.source, record, snapshot(record.args, draft, watched), settings)
 
@@ -315,7 +331,13 @@ class RunTracker:
         prev = state.current
         base = prev
         segment = kind in SEGMENT_KINDS
-        change = diff(prev.config, config, runtime=segment) if prev and prev.config and config else None
+        change = None
+        if prev and prev.config and config:
+            unread = draft_unread(prev) or (
+                config.draft_config is None
+                and bool(settings and settings.draft_model_path and not _single_file(settings))
+            )
+            change = diff(prev.config, config, runtime=segment, draft_read=not unread)
         run = Run(
             source=source,
             run_id=f"r{state.seq}",

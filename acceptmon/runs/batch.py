@@ -19,13 +19,12 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from functools import partial
 from itertools import compress, repeat
 from operator import contains, getitem, itemgetter
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar, overload
 
 from acceptmon.model import DecodeSample, Extras, Meta, PrefillSample, Ranks, Record, SpecConfig
-from acceptmon.parse.fields import Kind
+from acceptmon.parse.fields import Kind, Value
 from acceptmon.parse.layouts import BulkLayout, DecodeValues, RecordLayout, record_layout
 from acceptmon.parse.markers import REQUEST
 from acceptmon.parse.sglang import DECODE, DECODE_FIELDS, MAX_ACCEPT_LEN, PREFILL, PREFILL_FIELDS
@@ -33,6 +32,25 @@ from acceptmon.runs.rate import accept_rate
 
 #: What a stamp column holds per line: (aware time or None, ranks), as the prefix parser gives it.
 Stamp = tuple[datetime | None, Ranks]
+#: A Decode line's values in ``DecodeSample`` order after ``meta``: its stamp first, its line number last.
+DecodeRow = tuple[
+    Stamp,
+    int,
+    int,
+    float,
+    float | None,
+    float | None,
+    float | None,
+    float | None,
+    bool | None,
+    int | None,
+    int,
+    Extras,
+    int,
+]
+#: A Prefill line's values in ``PrefillSample`` order after ``meta``: its stamp first, its line number last.
+PrefillRow = tuple[Stamp, int, int, int | None, int | None, int | None, float | None, Extras, int]
+_T = TypeVar("_T")
 
 
 class DecodeBatch:
@@ -304,17 +322,33 @@ class DecodeBatch:
         """Every Decode and Prefill record of the stretch, in line order, exactly as the
         per-line path gives them (rates normalised as the run tracker does): built from the
         layouts' columns where they capture every value, else parsed line by line."""
-        decode, prefill = self._decode_records(), self._prefill_records()
-        out: list[Record] = []
+        source = self.source
+        decode, prefill = self.decode_rows(), self.prefill_rows()
+        return self.in_line_order(
+            None if decode is None else [_decode_sample(source, *row) for row in decode],
+            None if prefill is None else [_prefill_sample(source, *row) for row in prefill],
+            _same,
+        )
+
+    def in_line_order(
+        self,
+        decode: list[_T] | None,
+        prefill: list[_T] | None,
+        other: Callable[[Record], _T],
+    ) -> list[_T]:
+        """One ``_T`` per record of the stretch, in line order: ``decode``/``prefill`` (one
+        per such line, from ``decode_rows``/``prefill_rows``; None: parse those lines), and
+        ``other`` of each record the parser had to make (normalised as ``records`` says)."""
+        out: list[_T] = []
         parse, lineno = self._parse, self.lineno
         stamps = self._stamp_col if self._retimed else None
         k = j = 0
         for text in self.lines:
             if decode is not None and DECODE in text:
-                out.append(decode[k](lineno))
+                out.append(decode[k])
                 k += 1
             elif prefill is not None and PREFILL in text and DECODE not in text:
-                out.append(prefill[j](lineno))
+                out.append(prefill[j])
                 j += 1
             elif DECODE in text or PREFILL in text:
                 record = parse(text, lineno)
@@ -327,27 +361,14 @@ class DecodeBatch:
                     if rate is not None:
                         record = _with_rate(record, rate)
                 if record is not None:
-                    out.append(record)
+                    out.append(other(record))
             lineno += 1
         return out
 
-    def _decode_records(self) -> list[Callable[[int], DecodeSample]] | None:
-        """Each Decode line's record, given its line number (see ``decode_columns``)."""
-        cols = self.decode_columns()
-        if cols is None:
-            return None
-        *values, extra = cols
-        source = self.source
-        return [
-            partial(_decode_sample, source, *line)
-            for line in zip(*values, _extras(extra, self.n), strict=True)
-        ]
-
-    def decode_columns(self) -> tuple[list[Any], ...] | None:
-        """Each Decode line's record as columns, in ``DecodeSample``'s field order after a
-        ``stamps`` column, then the extras (key, values) columns; converted column by column
-        (once per distinct text). None when the layout does not capture every value or a
-        line needs the parser's own handling (no time in its prefix)."""
+    def decode_rows(self) -> list[DecodeRow] | None:
+        """Each Decode line's values in ``DecodeSample`` field order after ``meta`` (its stamp
+        first, its line number last), converted column by column; None when the layout does not capture every
+        value or a line needs the parser's own handling (no time in its prefix)."""
         layout = self._layout.record
         if layout is None or sum(map(contains, self.lines, repeat(DECODE))) != self.n:
             return None
@@ -355,52 +376,50 @@ class DecodeBatch:
         stamps = self.stamps
         if got is None or any(ts is None for ts, _ in stamps):
             return None
-        iterations, known, extra = got
+        iterations, known, extras = got
         usage = known.get("token_usage")
         if usage is None:  # hybrid pools: the full-attention pool; HiSparse: the GPU pool
-            pools = dict(extra)
-            usage = pools.get("full token usage", pools.get("gpu token usage"))
+            names = [key for key, _ in layout.keys]
+            for pool in ("full token usage", "gpu token usage"):
+                if pool in names:
+                    usage = [dict(ex)[pool] for ex in extras]
+                    break
         lens = known.get("accept_len")
         if lens is not None and not all(0.0 <= v <= MAX_ACCEPT_LEN for v in lens):
             return None  # the general parser reports these
         none = [None] * self.n
-        rate_of = {a: self.rate(a) for a in set(lens)} if lens is not None else {}
-        rates = list(map(rate_of.__getitem__, lens)) if lens is not None else none
-        return (
-            stamps,
-            known["running_req"],
-            known["queue_req"],
-            known["gen_throughput"],
-            usage or none,
-            lens or none,
-            known.get("accept_rate_printed", none),
-            rates,
-            known.get("graph", none),
-            iterations,
-            _counts(known.get("", none), self.n),
-            extra,
+        rates = none if lens is None else list(map({a: self.rate(a) for a in set(lens)}.__getitem__, lens))
+        return list(
+            zip(
+                stamps,
+                known["running_req"],
+                known["queue_req"],
+                known["gen_throughput"],
+                usage or none,
+                lens or none,
+                known.get("accept_rate_printed", none),
+                rates,
+                known.get("graph", none),
+                iterations,
+                _counts(known.get("", none), self.n),
+                extras,
+                list(
+                    compress(
+                        range(self.lineno, self.lineno + len(self.lines)),
+                        map(contains, self.lines, repeat(DECODE)),
+                    )
+                ),
+                strict=True,
+            )
         )
 
-    def _prefill_records(self) -> list[Callable[[int], PrefillSample]] | None:
-        """Each Prefill line's record, given its line number (see ``prefill_columns``)."""
-        cols = self.prefill_columns()
-        if cols is None:
-            return None
-        *values, extra = cols
-        if not values[0]:
+    def prefill_rows(self) -> list[PrefillRow] | None:
+        """Each Prefill line's values in ``PrefillSample`` field order after ``meta`` (its
+        stamp first, its line number last), as ``decode_rows``; None where some line needs the general parser."""
+        numbered = [(n, t) for n, t in enumerate(self.lines, self.lineno) if PREFILL in t and DECODE not in t]
+        if not numbered:
             return []
-        source = self.source
-        return [
-            partial(_prefill_sample, source, *line)
-            for line in zip(*values, _extras(extra, len(values[0])), strict=True)
-        ]
-
-    def prefill_columns(self) -> tuple[list[Any], ...] | None:
-        """The stretch's Prefill records as columns, as ``decode_columns`` (``PrefillSample``'s
-        fields); None where some line needs the general parser."""
-        lines = [t for t in self.lines if PREFILL in t and DECODE not in t]
-        if not lines:
-            return [], [], [], [], [], [], [], []
+        lines = [t for _, t in numbered]
         block = "\n".join(lines)
         if "\r" in block or "\x1b" in block or block.count(PREFILL) != len(lines):
             return None
@@ -417,39 +436,37 @@ class DecodeBatch:
         stamps = list(map(table.__getitem__, prefixes))
         if any(ts is None for ts, _ in stamps):
             return None
-        _, known, extra = got
+        _, known, extras = got
         none = [None] * len(lines)
-        return (
-            stamps,
-            known["new_seq"],
-            known["new_token"],
-            known.get("cached_token", none),
-            known.get("running_req", none),
-            known.get("queue_req", none),
-            known.get("token_usage", none),
-            extra,
+        return list(
+            zip(
+                stamps,
+                known["new_seq"],
+                known["new_token"],
+                known.get("cached_token", none),
+                known.get("running_req", none),
+                known.get("queue_req", none),
+                known.get("token_usage", none),
+                extras,
+                [n for n, _ in numbered],
+                strict=True,
+            )
         )
-
-
-def _extras(extra: list[tuple[str, list[Any]]], n: int) -> list[Extras]:
-    """Per-line extras from (key, values) columns."""
-    if not extra:
-        return [()] * n
-    return list(zip(*(list(zip([key] * n, values, strict=True)) for key, values in extra), strict=True))
 
 
 def _columns(
     layout: RecordLayout, lines: list[str], fields: dict[str, tuple[str, Kind]] = DECODE_FIELDS
-) -> tuple[list[int | None], dict[str, list[Any]], list[tuple[str, list[Any]]]] | None:
+) -> tuple[list[int | None], dict[str, list[Any]], list[Extras]] | None:
     """The iteration column, the first-class fields' columns by name (the repeat count under
-    ""), and the extras' (key, values) columns in line order, from ``layout``'s one match per
-    line; None unless every line matched."""
+    ""), and each line's extras, from ``layout``'s one match per line; None unless every
+    line matched."""
     rows = layout.rx.findall("\n".join(lines))
     if len(rows) != len(lines):
         return None
+    n = len(rows)
     cols: list[tuple[str, ...]] = list(zip(*rows, strict=True))
     known: dict[str, list[Any]] = {"": list(cols[-1])}
-    extra: list[tuple[str, list[Any]]] = []
+    extra: list[list[tuple[str, Value]]] = []
     for (key, kind), col in zip(layout.keys, cols[1:-1], strict=True):
         values: list[Any] = (
             ints(list(col))
@@ -460,10 +477,11 @@ def _columns(
         )
         spec = fields.get(key)
         if spec is None:
-            extra.append((key, values))
+            extra.append(list(zip([key] * n, values, strict=True)))
         else:
             known[spec[0]] = values  # the last of several keys for one field wins, as in the parser
-    return [int(v) if v else None for v in cols[0]], known, extra
+    extras: list[Extras] = list(zip(*extra, strict=True)) if extra else [()] * n
+    return [int(v) if v else None for v in cols[0]], known, extras
 
 
 def _decode_sample(
@@ -545,6 +563,10 @@ def _prefill_sample(
     return PrefillSample(
         Meta(source, lineno, stamp[0], stamp[1]), new_seq, new_token, cached, running, queue, usage, extra
     )
+
+
+def _same(record: Record) -> Record:
+    return record
 
 
 def _with_rate(record: DecodeSample, rate: float) -> DecodeSample:

@@ -66,6 +66,7 @@ def diff_to_dict(diff: ConfigDiff) -> dict[str, Any]:
         "changed": [{"key": k, "old": a, "new": b} for k, a, b in diff.changed],
         "added": [{"key": k, "value": v} for k, v in diff.added],
         "removed": [{"key": k, "value": v} for k, v in diff.removed],
+        **({"unread": list(diff.unread)} if diff.unread else {}),
     }
 
 
@@ -74,6 +75,7 @@ def diff_from_dict(d: dict[str, Any]) -> ConfigDiff:
         changed=tuple((c["key"], c["old"], c["new"]) for c in d.get("changed", [])),
         added=tuple((c["key"], c["value"]) for c in d.get("added", [])),
         removed=tuple((c["key"], c["value"]) for c in d.get("removed", [])),
+        unread=tuple(d.get("unread", ())),
     )
 
 
@@ -204,6 +206,16 @@ class SnapshotStore:
         folder = self._dir(source)
         if not is_real_dir(self.root) or not is_real_dir(folder):
             return []
+        return self._load_folder(folder, limit)
+
+    def load_all(self) -> list[dict[str, Any]]:
+        """Every source's kept snapshots (what the offline commands' ``--state-dir`` reads)."""
+        if not is_real_dir(self.root):
+            return []
+        folders = sorted(f for f in self.root.iterdir() if is_real_dir(f))
+        return [row for folder in folders for row in self._load_folder(folder, self.keep_runs)]
+
+    def _load_folder(self, folder: Path, limit: int) -> list[dict[str, Any]]:
         files = _by_run_number(folder)
         out = []
         for path in files[-limit:]:

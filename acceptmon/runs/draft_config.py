@@ -13,15 +13,17 @@ import json
 import logging
 import os
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from acceptmon.sources.base import MAX_CONFIG_BYTES, FileReader
+from acceptmon.sources.files import InputError
 from acceptmon.statefiles.strict import plain
 from acceptmon.text.redact import redact_text
 
-#: Callable[[source, draft path], config or None], as ``acceptmon.runs.DraftReader``.
-DraftReader = Callable[[str, str], "dict[str, Any] | None"]
+#: Callable[[source, draft path, started], config or None], as ``acceptmon.runs.DraftReader``.
+DraftReader = Callable[[str, str, "datetime | None"], "dict[str, Any] | None"]
 
 log = logging.getLogger("acceptmon.runs.draft_config")
 #: The logger ``draft_reader`` has always warned on (it lived in ``runsview.read``).
@@ -95,25 +97,72 @@ def parse_config(data: bytes, path: str) -> dict[str, Any] | None:
     return plain(parsed) if isinstance(parsed, dict) else None  # NaN, Infinity: their names
 
 
-def draft_reader(saved: list[str], readers: dict[str, FileReader]) -> DraftReader:
-    """The draft config.json of each run: saved copies (the i-th for the i-th start, the
-    last one for every later start), or where server_args says it lives (on the log's own
-    host: ``readers`` maps a remote source to its file reader).
+def draft_reader(
+    saved: list[str], readers: dict[str, FileReader], state_dir: str | None = None
+) -> DraftReader:
+    """The draft config.json of each run: what the agent recorded at that start (``state_dir``,
+    ``recorded.Recorded``), else saved copies (the i-th for the i-th start, the last one for
+    every later start), else where server_args says it lives (on the log's own host:
+    ``readers`` maps a remote source to its file reader).
+
+    InputError (exit 2) when a saved copy cannot be read or ``state_dir`` holds no snapshots:
+    a flag that silently counts for nothing would make every change invisible.
 
     Here rather than in ``runsview.read`` so that ``acceptmon oneshot`` need not import
     the runs view (the detector, paramiko) to start."""
-    if saved:
-        starts = [0]
+    fallback = _saved_reader(saved) if saved else _host_reader(readers)
+    if state_dir is None:
+        return fallback
+    from acceptmon.runs.recorded import Recorded
 
-        def copy(_source: str, _path: str) -> dict[str, Any] | None:
-            starts[0] += 1
-            return read_draft_config(saved[min(starts[0], len(saved)) - 1])
+    recorded = Recorded(state_dir)
 
-        return copy
+    def agents(source: str, path: str, started: datetime | None) -> dict[str, Any] | None:
+        known, draft = recorded.draft(source, path, started)
+        return draft if known else fallback(source, path, started)
+
+    return agents
+
+
+def _saved_reader(saved: list[str]) -> DraftReader:
+    configs = []
+    for path in saved:
+        config = read_draft_config(path)
+        if config is None:
+            raise InputError(f"--draft-config {path}: cannot be read as a config.json (a JSON object)")
+        configs.append(config)
+    starts = [0]
+
+    def copy(_source: str, _path: str, _started: datetime | None) -> dict[str, Any] | None:
+        starts[0] += 1
+        return configs[min(starts[0], len(configs)) - 1]
+
+    return copy
+
+
+def _host_reader(readers: dict[str, FileReader]) -> DraftReader:
+    """Today's config.json on the log's host. A local file modified after a run started is not
+    what that run loaded: that run's draft config is unknown (None), never today's."""
     missing: set[str] = set()
+    newer: set[str] = set()
 
-    def find(source: str, path: str) -> dict[str, Any] | None:
-        found = read_draft_config(path, readers.get(source, read_local))
+    def find(source: str, path: str, started: datetime | None) -> dict[str, Any] | None:
+        reader = readers.get(source)
+        if reader is not None:  # over SFTP: no modification time to judge by
+            found = read_draft_config(path, reader)
+        else:
+            found, modified = _local_as_of(path, started)
+            if modified is not None:
+                if path not in newer:
+                    newer.add(path)
+                    _runs_log.warning(
+                        "draft model %s: config.json was modified at %s, after runs that started "
+                        "before it: what they loaded cannot be known (--state-dir reads what an "
+                        "agent recorded at each start, --draft-config saved copies)",
+                        redact_text(path, harmless=True),
+                        modified.isoformat(timespec="seconds"),
+                    )
+                return None
         if found is None and path not in missing:
             missing.add(path)
             _runs_log.warning(
@@ -124,3 +173,20 @@ def draft_reader(saved: list[str], readers: dict[str, FileReader]) -> DraftReade
         return found
 
     return find
+
+
+def _local_as_of(draft_path: str, started: datetime | None) -> tuple[dict[str, Any] | None, datetime | None]:
+    """This host's config.json of ``draft_path`` and None, or (None, when it was modified) when
+    that was after ``started``."""
+    for path in candidates(draft_path):
+        data = read_local(path)
+        if data is None:
+            continue
+        try:
+            mtime = os.stat(os.path.expanduser(path)).st_mtime
+        except OSError:
+            mtime = None
+        if started is not None and mtime is not None and mtime > started.timestamp():
+            return None, datetime.fromtimestamp(mtime, started.tzinfo)
+        return parse_config(data, path), None
+    return None, None

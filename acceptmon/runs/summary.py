@@ -26,13 +26,17 @@ def describe_change(run: Run) -> str:
         return "first run seen"
     if run.diff is None:
         return "unknown (no config on one side)"
+    unread = "draft config not read: a change inside it cannot be seen"
     if not run.diff:
+        if run.diff.unread:
+            return f"no change visible in server_args; {unread}"
         return "no change visible in server_args or draft config"
     parts = [f"{k}: {_short(a)} → {_short(b)}" for k, a, b in run.diff.changed[:3]]
     parts += [f"+{k}" for k, _ in run.diff.added[: 3 - len(parts)]]
     parts += [f"-{k}" for k, _ in run.diff.removed[: max(0, 3 - len(parts))]]
     extra = len(run.diff.keys()) - len(parts)
-    return "; ".join(parts) + (f" (+{extra} more)" if extra > 0 else "")
+    said = "; ".join(parts) + (f" (+{extra} more)" if extra > 0 else "")
+    return f"{said}; {unread}" if run.diff.unread else said
 
 
 def _short(value: object, limit: int = 40) -> str:

@@ -3,7 +3,8 @@
 A path is one log (read as given when it exists, glob characters and all). A
 glob names files; those that are rotations of another match
 (``server.log.1``, ``server.log-20261201.gz``) join that log, read oldest first
-(by modification time, the current file last), compressed ones decompressed.
+(by rotation number or date, modification time only between the two; the
+current file last), compressed ones decompressed.
 ``kubernetes:[ROOT]`` and ``docker:[ROOT]`` name a node's container logs, one
 log per workload (``sources/container/tree.py``). ``-`` is standard input;
 ``ssh://[user@]host[:port]/path-or-glob`` is the same
@@ -69,6 +70,10 @@ def expand(source: str) -> list[Log]:
     if os.path.exists(source) or not glob.has_magic(source):
         if not os.path.exists(source):
             raise InputError(f"{printable(source)}: no such file")
+        if os.path.isdir(source):
+            raise InputError(f"{printable(source)}: is a directory (a glob such as DIR/*.log names its logs)")
+        if not os.access(source, os.R_OK):
+            raise InputError(f"{printable(source)}: permission denied")
         return [Log(source, (source,))]
     matches = sorted(p for p in glob.glob(source) if os.path.isfile(p) and _readable(p))
     if not matches:

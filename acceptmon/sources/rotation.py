@@ -10,6 +10,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import hashlib
+import heapq
 import lzma
 import re
 import zlib
@@ -92,7 +93,7 @@ def rotation_base(name: str, names: Collection[str]) -> str | None:
 
 
 def group_rotations(paths: list[str], age: Callable[[str], float]) -> list[tuple[str, tuple[str, ...]]]:
-    """Each log among ``paths`` with its files: (log, its rotations oldest first by ``age``, the log last).
+    """Each log among ``paths`` with its files: (log, its rotations oldest first, the log last).
 
     A rotation (``x.log.1``, ``x.log.2.gz``) joins the log it was rotated from
     when that is among ``paths``; any other path is a log of its own.
@@ -108,9 +109,32 @@ def group_rotations(paths: list[str], age: Callable[[str], float]) -> list[tuple
             rotated.append((base, p))
     for base, p in rotated:
         members.setdefault(base, []).append(p)
-    return [
-        (base, (*sorted(older, key=lambda p: (age(p), p)), base)) for base, older in sorted(members.items())
-    ]
+    return [(base, (*oldest_first(base, older, age), base)) for base, older in sorted(members.items())]
+
+
+#: A rotation counter (``x.log.3``), as logrotate and Python's RotatingFileHandler number them;
+#: longer runs of digits are dates or epoch times (``x.log-20261201``).
+_COUNTER = re.compile(r"[._-](\d{1,4})")
+
+
+def oldest_first(base: str, rotations: list[str], age: Callable[[str], float]) -> list[str]:
+    """The rotations of ``base``, oldest first: by their names, ``age`` only between schemes.
+
+    Copies made in one second (a restore, ``cp -p``, a tarball unpacked) share a modification
+    time, so names decide: ``x.log.2`` is older than ``x.log.1``, ``x.log-20261130`` than
+    ``x.log-20261201``. Only between two schemes (a counter and a date) does ``age`` order.
+    """
+    counted: list[tuple[int, str]] = []
+    dated: list[tuple[list[int], str]] = []
+    for path in rotations:
+        suffix = plain_name(path)[len(base) :]
+        counter = _COUNTER.fullmatch(suffix)
+        if counter:
+            counted.append((-int(counter.group(1)), path))
+        else:
+            dated.append(([int(d) for d in re.findall(r"\d+", suffix)], path))
+    schemes = [[p for _, p in sorted(counted)], [p for _, p in sorted(dated)]]
+    return list(heapq.merge(*schemes, key=lambda p: (age(p), p)))
 
 
 class _Stream(Readable, Protocol):

@@ -291,15 +291,24 @@ def test_the_agent_sends_to_alertmanager_itself_and_a_drop_inhibits_floor_and_dr
 
     post("AcceptanceBelowFloor", host)
     post("AcceptanceDrift", HOSTS[1])
+    # So is its peer alert (the hosts not yet rolled out are its peers); another host's is not.
+    post("AcceptanceBelowPeers", host)
+    post("AcceptanceBelowPeers", HOSTS[2])
 
-    def inhibited() -> dict[str, bool]:
+    def inhibited() -> dict[tuple[str, str], bool]:
         return {
-            a["labels"]["host"]: bool(a["status"]["inhibitedBy"])
+            (a["labels"]["alertname"], a["labels"]["host"]): bool(a["status"]["inhibitedBy"])
             for a in am_alerts(alertmanager)
-            if a["labels"]["alertname"] in ("AcceptanceBelowFloor", "AcceptanceDrift")
+            if a["labels"]["alertname"] in ("AcceptanceBelowFloor", "AcceptanceDrift", "AcceptanceBelowPeers")
         }
 
-    wait_for(lambda: inhibited() == {host: True, HOSTS[1]: False}, 30, "the floor alert inhibited")
+    expected = {
+        ("AcceptanceBelowFloor", host): True,
+        ("AcceptanceDrift", HOSTS[1]): False,
+        ("AcceptanceBelowPeers", host): True,
+        ("AcceptanceBelowPeers", HOSTS[2]): False,
+    }
+    wait_for(lambda: inhibited() == expected, 30, "the floor and peer alerts inhibited")
 
     wait_for(lambda: any("AcceptanceDropAfterChange" in m for m in messages(slack)), 30, "the drop's message")
     fleet.start([host], 2.5)

@@ -38,7 +38,7 @@ def test_api_runs_matches_the_runs_command_and_survives_a_restart(tmp_path: Path
         check=False,
     )
     assert cli.returncode == 3, cli.stderr
-    expected = json.loads(cli.stdout)
+    (expected,) = json.loads(cli.stdout)["sources"]
     keys = ("run_id", "intervals", "accept_len_median", "accept_len_ci", "accept_rate", "changed_keys")
 
     def rows(agent: AgentProcess) -> list[dict]:

@@ -50,7 +50,7 @@ def test_runs_prints_one_table_with_three_runs_and_the_verdict_better(tree: tupl
     source, series = tree
     done = cli("runs", "--format", "json", source)
     assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)  # one workload: one table
+    (doc,) = json.loads(done.stdout)["sources"]  # one workload: one table
     assert doc["source"] == series
     assert len(doc["runs"]) == 3
     assert "args.speculative_draft_model_path" in doc["runs"][1]["changed_keys"]

@@ -35,6 +35,7 @@ from acceptmon.apps.agent.origins import Origins, new_segments
 from acceptmon.apps.agent.state import CheckpointFile
 from acceptmon.clock import Clock, EventWaker, SystemClock
 from acceptmon.detect import Detector
+from acceptmon.detect.cost import CostMeter
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest.build import build_pipeline
 from acceptmon.ingest.loop import Loop
@@ -101,7 +102,9 @@ class Agent:
         self.detector = Detector(settings.detect, judge_ending_runs=True)
         #: Per-run acceptance and the verdict, for /api/runs and /api/verdict.
         self.run_table = RunTable(self.tracker, self.detector.config)
-        self.pipeline.consumers += [self.detector, self.run_table]
+        #: Tokens each drop cost (``acceptmon_drop_tokens_lost_estimate_total``, findings' tokens_lost).
+        self.cost = CostMeter()
+        self.pipeline.consumers += [self.detector, self.cost, self.run_table]
         self.loop = Loop(self.pipeline, self.lock, self._chunk_done)
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -265,7 +268,8 @@ class Agent:
     def _announce(self, found: list[Finding]) -> list[Finding]:
         """Log, count and page what is new among ``found`` (every source's findings)."""
         with self.lock:
-            findings = [self._identify(f) for f in found]
+            self.cost.note(found)
+            findings = [self.cost.fill(self._identify(f)) for f in found]
             if findings != self.announce.findings:  # e.g. a stall, with no new line to mark it dirty
                 self._dirty = True
         self.announce.announce(findings)

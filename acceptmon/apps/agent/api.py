@@ -10,31 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from acceptmon.apps.agent.health import (
-    budget_metrics,
-    build_metrics,
-    checkpoint_metrics,
-    draft_metrics,
-    finding_metrics,
-    healthz,
-    http_metrics,
-    notify_metrics,
-    reload_metrics,
-    settings_metrics,
-    source_metrics,
-    workload_metrics,
-)
+from acceptmon.apps.agent.health import healthz
 from acceptmon.apps.agent.web.routes import (
     HttpError,
     PrefixRoutes,
+    QueryRoutes,
     Routes,
     json_prefix_route,
+    json_query_route,
     json_route,
     metrics_route,
 )
 from acceptmon.apps.agent.web.server import ConnectionStats
 from acceptmon.detect.runstats import RunStats, run_json, verdict_json
-from acceptmon.metrics.budget import hidden, over_budget
+from acceptmon.ingest.families import Served, served
 from acceptmon.metrics.collect import render
 from acceptmon.model import Run
 from acceptmon.notify.payload import finding_json
@@ -45,54 +34,61 @@ if TYPE_CHECKING:
     from acceptmon.apps.agent import Agent
 
 
-def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes]:
-    """Every path the server answers, and ``/api/runs/<run_id>``."""
+def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes, QueryRoutes]:
+    """Every path the server answers: plain, ``/api/runs/<run_id>``, and those that take
+    ``?source=NAME`` (repeatable; none: every source)."""
     table = {
         "/metrics": metrics_route(lambda: metrics_text(_fresh(agent), stats)),
         "/healthz": lambda: healthz(
             _restored(agent).loop.last_progress, agent.loop.pending(), agent.settings.stall_after
         ),
         "/api/findings": json_route(lambda: [finding_json(f) for f in _fresh(agent).announce.findings]),
-        "/api/runs": json_route(lambda: _locked(agent, _runs)),
-        "/api/verdict": json_route(lambda: _locked(agent, _verdicts)),
     }
     prefixes = {
         "/api/runs/": json_prefix_route(lambda run_id: _locked(agent, lambda a: _run_detail(a, run_id)))
     }
-    return table, prefixes
+    queries = {
+        "/api/runs": json_query_route(lambda q: _only(q, _locked(agent, _runs))),
+        "/api/verdict": json_query_route(lambda q: _only(q, _locked(agent, _verdicts))),
+    }
+    return table, prefixes, queries
+
+
+def _only(query: dict[str, list[str]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of the sources ``?source=`` names (all without it; an unknown name: none)."""
+    wanted = query.get("source")
+    return rows if wanted is None else [row for row in rows if row["source"] in wanted]
 
 
 def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
     def extras() -> Any:
-        store, budget = agent.pipeline.store, agent.settings.max_exported_sources
-        yield from build_metrics()
-        yield from source_metrics({name: src.health() for name, (_, src) in agent.sources.items()})
-        if http is not None:
-            yield from http_metrics(http.snapshot(), http.open, http.tls_reload_errors)
-        yield from checkpoint_metrics(
-            agent.checkpoint.age(), agent.checkpoint.errors, agent.checkpoint.discarded, SYMLINKS.count
-        )
-        yield from reload_metrics(agent.reload_ok, agent.reload_at)
-        yield from budget_metrics(*over_budget(store.sources, budget))
-        beyond = hidden(store.sources, budget)
-        missing = {s: v for s, v in agent.origins.draft_missing.items() if s not in beyond}
-        yield from draft_metrics(missing)
         identities = agent.origins.identities
         # Only the workloads there are now: a deleted one's pod labels go with it.
         live = {s for _, src in agent.sources.values() for s in getattr(src, "series", list)()}
-        yield from workload_metrics(
-            {s: identities[s].labels for s in live if s in identities and s not in beyond}
-        )
-        unknown = {s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources() if s not in beyond}
-        yield from settings_metrics(unknown)
-        engines = {name: st.engine for name, st in store.sources.items()}
-        findings = [f for f in agent.announce.findings if f.source not in beyond]
-        raised = {key: n for key, n in agent.announce.raised.items() if key[1] not in beyond}
-        yield from finding_metrics(findings, raised, store.hosts, engines)
+        notify = None
         if agent.announce.worker is not None:
             from acceptmon.notify import OUTCOMES
 
-            yield from notify_metrics(agent.announce.worker.notifier.stats(), OUTCOMES)
+            notify = (agent.announce.worker.notifier.stats(), OUTCOMES)
+        got = Served(
+            health={name: src.health() for name, (_, src) in agent.sources.items()},
+            findings=agent.announce.findings,
+            raised=agent.announce.raised,
+            draft_missing=agent.origins.draft_missing,
+            settings_unknown={s: agent.tracker.settings_unknown(s) for s in agent.tracker.sources()},
+            workloads={s: identities[s].labels for s in live if s in identities},
+            checkpoint=(
+                agent.checkpoint.age(),
+                agent.checkpoint.errors,
+                agent.checkpoint.discarded,
+                SYMLINKS.count,
+            ),
+            reload=(agent.reload_ok, agent.reload_at),
+            http=None if http is None else (http.snapshot(), http.open, http.tls_reload_errors),
+            notify=notify,
+            lost=agent.cost.lost,
+        )
+        yield from served(agent.pipeline.store, agent.settings.max_exported_sources, got)
 
     with agent.lock:
         return render(agent.pipeline.store, [extras], agent.settings.max_exported_sources)
@@ -100,15 +96,18 @@ def metrics_text(agent: Agent, http: ConnectionStats | None = None) -> str:
 
 def _runs(agent: Agent) -> list[dict[str, Any]]:
     """One compact row per run, as ``acceptmon runs --format json`` gives them, oldest first per
-    source; runs from before the agent's memory (snapshots on disk) carry no acceptance numbers."""
+    source; runs whose numbers the agent never had (snapshots on disk only) carry none."""
     out = []
     for source in sorted({*agent.sources, *agent.tracker.sources()}):
         stats = {s.run.run_id: s for s in agent.run_table.of(source)}
         saved = agent.snapshots.load(source)
         known = {r["run_id"] for r in saved}
         for row in saved:
-            if row["run_id"] not in stats:
+            kept = stats.get(row["run_id"])
+            if kept is None:
                 out.append(_compact_saved(source, row))
+            elif all(r.run_id != kept.run.run_id for r in agent.tracker.runs(source)):
+                out.append(_compact(source, kept.run, kept))
         for run in agent.tracker.runs(source):
             if run.run_id in stats or run.run_id not in known:
                 out.append(_compact(source, run, stats.get(run.run_id) or RunStats(run)))

@@ -29,9 +29,11 @@ def serve(agent: Agent, cfg: config_mod.Settings | None = None) -> HttpServer:
     host, port = cfg.listen_addr()
     web = cfg.web
     stats = ConnectionStats()
-    routes, prefixes = api.routes(agent, stats)
+    routes, prefixes, queries = api.routes(agent, stats)
     try:
-        server = HttpServer(host, port, routes, web, stats=stats, prefix_routes=prefixes)
+        server = HttpServer(
+            host, port, routes, web, stats=stats, prefix_routes=prefixes, query_routes=queries
+        )
     except (ssl.SSLError, ValueError) as exc:  # certificate changed since validation
         raise config_mod.SettingsError(
             [f"web config: cannot load the TLS certificate or key: {exc}"]

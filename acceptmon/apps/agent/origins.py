@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import replace
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import Any
 
 from acceptmon import log_time
@@ -86,8 +86,9 @@ class Origins:
             log.info("source '%s': log times are in %s", name, log_time.zone_name(tz))
         return tz
 
-    def read_draft(self, source: str, draft_path: str) -> dict[str, Any] | None:
-        """The run's draft config.json where the log lives; a miss is one WARNING and a gauge."""
+    def read_draft(self, source: str, draft_path: str, _started: datetime | None) -> dict[str, Any] | None:
+        """The run's draft config.json where the log lives, read now (live, the start is now);
+        a miss is one WARNING and a gauge."""
         entry = self.entry(source)
         container = entry is not None and entry[0].kind in ("kubernetes", "docker")
         if entry is not None and entry[0].kind == "ssh":

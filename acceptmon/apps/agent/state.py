@@ -25,11 +25,12 @@ from acceptmon.apps.agent.announce import Announcer
 from acceptmon.apps.agent.history import Episode
 from acceptmon.clock import Clock
 from acceptmon.detect import Detector, DetectSettings
+from acceptmon.detect.cost import CostMeter
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.model import Run
 from acceptmon.runs import RunTracker
-from acceptmon.runs.codec import check_source_runs
+from acceptmon.runs.codec import SnapshotStore, check_source_runs, run_from_dict
 from acceptmon.settings.sources import SourceSettings
 from acceptmon.sources.base import Source
 from acceptmon.sources.tail.entry import check_document
@@ -140,6 +141,8 @@ class Stages(Protocol):
     detector: Detector
     announce: Announcer
     run_table: RunTable
+    snapshots: SnapshotStore
+    cost: CostMeter
 
 
 def document(stages: Stages) -> dict[str, Any]:
@@ -152,6 +155,7 @@ def document(stages: Stages) -> dict[str, Any]:
         "detector": stages.detector.checkpoint(),
         "announced": stages.announce.checkpoint(stages.detector.findings()),
         "run_stats": stages.run_table.checkpoint(),
+        "cost": stages.cost.checkpoint(),
     }
 
 
@@ -204,9 +208,15 @@ def restore(stages: Stages, doc: Any) -> frozenset[Episode] | None:
     with _part("announced"):
         paged = stages.announce.restore(doc.get("announced"), stages.detector.findings())
     stats = doc.get("run_stats")  # advisory (per-run acceptance for /api/runs): read leniently
-    stages.run_table.restore(stats if isinstance(stats, dict) else None)
+    stages.run_table.restore(stats if isinstance(stats, dict) else None, lambda s: _snapshot_runs(stages, s))
+    stages.cost.restore(doc.get("cost"))  # advisory (an estimate): read leniently
     stages.checkpoint.positions = doc["sources"]
     return paged
+
+
+def _snapshot_runs(stages: Stages, source: str) -> list[Run]:
+    """The runs of ``source`` the agent keeps on disk (each already checked by ``load``)."""
+    return [run_from_dict(raw) for raw in stages.snapshots.load(source)]
 
 
 def retune(stages: Stages, config: DetectSettings) -> None:

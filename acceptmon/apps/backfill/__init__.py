@@ -22,6 +22,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
+from acceptmon.apps.backfill.findings import HistoryFindings
 from acceptmon.apps.backfill.sampler import Sampler
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.labels import SourceIdentity
@@ -61,6 +62,8 @@ def collect(
     for lg in logs:  # the host label the agent's series carry (``run_info``)
         pipeline.store.hosts[lg.name] = SourceIdentity.of(lg.url or lg.name).host
     sampler = Sampler(pipeline.store, step, labels, zone=tz)
+    findings = HistoryFindings(pipeline)
+    sampler.parts, sampler.extra = findings.part, findings.families
     pipeline.log_clock = sampler
     with _progress([path for lg in logs for path in lg.files]) as advance:
         problems = read_logs(pipeline, logs, advance)
@@ -138,9 +141,12 @@ def main(
     draft_config: list[str] | None = None,
     ssh_config: str | None = None,
     labels: dict[str, str] | None = None,
+    names: list[str] | None = None,
 ) -> int:
+    """``names``: the ``source`` labels of the SOURCEs in the same position (``--name``), so
+    history continues the series of the agent source of that ``name``."""
     try:
-        with opened(sources, ssh_config) as (logs, readers):
+        with opened(sources, ssh_config, names) as (logs, readers):
             sampler = collect(logs, tz, step, draft_config, readers, labels)
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)

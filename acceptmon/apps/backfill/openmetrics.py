@@ -20,13 +20,17 @@ from acceptmon.metrics.collect import MetricDef, SourceSample
 Labels = tuple[tuple[str, str], ...]
 
 
+#: One series' points: [(ts, [(sample name, labels, value), …])], in time order.
+Series = list[tuple[float, list[tuple[str, Labels, float]]]]
+
+
 @dataclass
 class Family:
     name: str
     type: str
     help: str
-    #: series key (labels without ``le``) → [(ts, [(sample name, labels, value), …])]
-    points: dict[Labels, list[tuple[float, list[tuple[str, Labels, float]]]]] = field(default_factory=dict)
+    #: series key (labels without ``le``) → its points
+    points: dict[Labels, Series] = field(default_factory=dict)
 
 
 class Recorder:
@@ -37,34 +41,41 @@ class Recorder:
         self.families: dict[str, Family] = {}
         self.points = 0
         self._extra = extra or {}
-        self._named: dict[tuple[str, tuple[str, ...]], tuple[Labels, Labels]] = {}
+        self._named: dict[tuple[str, tuple[str, ...]], tuple[Series, Labels]] = {}
 
     def snapshot(self, families: Iterable[tuple[MetricDef, Iterable[SourceSample]]], ts: float) -> None:
-        """Record one source's samples of each family (``collect.source_samples``) at ``ts``."""
-        named = self._named
+        """Record one source's samples of each family (``collect.source_samples``) at ``ts``.
+
+        A series' samples come together (a histogram's buckets, count and sum), so each run of
+        samples of one series is one point; each series is looked up once per snapshot, by the
+        sample's name and label values (thousands of snapshots repeat the same series)."""
+        named, isfinite = self._named, math.isfinite
         for m, samples in families:
-            grouped: dict[Labels, list[tuple[str, Labels, float]]] = {}
+            series: list[tuple[float, list[tuple[str, Labels, float]]]] | None = None
+            points: list[tuple[str, Labels, float]] = []
             for name, names, values, value in samples:
-                if not math.isfinite(value):
+                if not isfinite(value):
                     continue
-                # A series' labels are worked out once: snapshots repeat the same series.
                 hit = named.get((name, values))
                 if hit is None:
-                    hit = named[(name, values)] = self._labels(dict(zip(names, values, strict=True)))
-                key, labels = hit
-                grouped.setdefault(key, []).append((name, labels, value))
-            if not grouped:
-                continue
-            f = self.families.get(m.name)
-            if f is None:
-                f = self.families[m.name] = Family(m.name, m.type, m.help)
-            for key, points in grouped.items():
-                series = f.points.setdefault(key, [])
-                if series and series[-1][0] >= ts:
-                    series[-1] = (series[-1][0], points)  # same instant: the later state wins
-                else:
-                    series.append((ts, points))
-                    self.points += 1
+                    hit = named[(name, values)] = self._series(m, dict(zip(names, values, strict=True)))
+                own, labels = hit
+                if own is not series:
+                    series, points = own, []
+                    if own and own[-1][0] >= ts:
+                        own[-1] = (own[-1][0], points)  # same instant: the later state wins
+                    else:
+                        own.append((ts, points))
+                        self.points += 1
+                points.append((name, labels, value))
+
+    def _series(self, m: MetricDef, own: dict[str, str]) -> tuple[Series, Labels]:
+        """The point list of a sample's series (its labels without ``le``) and its labels."""
+        key, labels = self._labels(own)
+        f = self.families.get(m.name)
+        if f is None:
+            f = self.families[m.name] = Family(m.name, m.type, m.help)
+        return f.points.setdefault(key, []), labels
 
     def _labels(self, own: dict[str, str]) -> tuple[Labels, Labels]:
         """A sample's series key (its labels without ``le``) and its labels, with the extra ones."""
@@ -72,18 +83,21 @@ class Recorder:
         return tuple(sorted((k, v) for k, v in labels.items() if k != "le")), tuple(sorted(labels.items()))
 
     def write(self, out: IO[str]) -> None:
+        number = _number
         for f in sorted(self.families.values(), key=lambda f: f.name):
             out.write(f"# TYPE {f.name} {_om_type(f.type)}\n")
             out.write(f"# HELP {f.name} {_escape_help(f.help)}\n")
             for key in sorted(f.points):
                 heads: dict[tuple[str, Labels], str] = {}  # a series' few sample heads, rendered once
+                lines: list[str] = []
                 for ts, samples in f.points[key]:
                     at = f" {ts:.3f}\n"
                     for name, labels, value in samples:
                         head = heads.get((name, labels))
                         if head is None:
                             head = heads[(name, labels)] = f"{name}{_labels(labels)} "
-                        out.write(head + _number(value) + at)
+                        lines += (head, number(value), at)
+                out.write("".join(lines))
         out.write("# EOF\n")
 
 

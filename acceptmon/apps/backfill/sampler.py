@@ -22,7 +22,7 @@ import math
 import re
 import time
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import UTC, tzinfo
 from itertools import compress, repeat
@@ -31,7 +31,7 @@ from operator import contains, ne
 from acceptmon.apps.backfill.openmetrics import Recorder
 from acceptmon.apps.backfill.window import TimeWindow
 from acceptmon.log_time import LocalTime
-from acceptmon.metrics.collect import STORE_CATALOGUE, source_samples
+from acceptmon.metrics.collect import STORE_CATALOGUE, MetricDef, SourceSample, source_samples
 from acceptmon.metrics.store import Store
 from acceptmon.model import TIME_AHEAD, Chunk, Record
 from acceptmon.parse.prefix import epoch, parse_ts
@@ -83,6 +83,10 @@ class Sampler:
         #: Per source: the index of the last line whose time it was told.
         self._told: dict[str, int] = {}
         self.oldest: float | None = None
+        #: Told each part of a Decode batch after the store took it (the findings' detector).
+        self.parts: Callable[[DecodeBatch], None] | None = None
+        #: More families of a source at a sample (its findings), or None.
+        self.extra: Callable[[str], Iterable[tuple[MetricDef, Iterable[SourceSample]]]] | None = None
 
     def chunk(self, chunk: Chunk) -> None:
         """A chunk whose lines the store has just counted."""
@@ -120,6 +124,14 @@ class Sampler:
         C speed), and the lines after one whose time was not trusted; the Prefill and other
         lines between them are placed when a sample is cut (``_noise_after``)."""
         source, n = batch.source, batch.n
+        parts = self.parts
+        if parts is not None:
+            store = take
+
+            def take(part: DecodeBatch) -> None:
+                store(part)
+                parts(part)
+
         epochs = batch.epochs
         latest = self._latest.get(source)
         changes = compress(range(n), map(ne, epochs, [latest, *epochs[:-1]]))
@@ -192,6 +204,8 @@ class Sampler:
                 stats = replace(stats, counters=counters)
         host = self._store.hosts.get(source, "")
         self.recorder.snapshot(((m, source_samples(m, source, stats, host)) for m in STORE_CATALOGUE), t)
+        if self.extra is not None:
+            self.recorder.snapshot(self.extra(source), t)
 
     def _noise_after(self, source: str, at: int, t: float) -> tuple[int, int]:
         """Where the lines logged after ``t`` begin, given that line ``at`` is the first told

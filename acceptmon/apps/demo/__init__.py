@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime
 from importlib import resources
 from typing import Any
 
+from acceptmon.detect.cost import cost_of, cost_words
 from acceptmon.detect.runstats import RunStats, RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
@@ -53,7 +55,7 @@ def _snapshots() -> DraftReader:
     text = resources.files("acceptmon.apps.demo.data").joinpath(DRAFT_CONFIGS).read_text()
     queue = list(json.loads(text)["snapshots"])
 
-    def read(_source: str, _path: str) -> dict[str, Any] | None:
+    def read(_source: str, _path: str, _started: datetime | None) -> dict[str, Any] | None:
         return queue.pop(0) if queue else None
 
     return read
@@ -79,7 +81,17 @@ def _finding_lines(findings: list[Finding]) -> list[str]:
         )
         out.append(f"{f.severity.upper()} {f.rule} [{f.run_id} vs {f.baseline_run_id}] {state}")
         out.append(f"  {f.summary}")
+        cost = cost_of(f)
+        if cost is not None:
+            out.append(f"  {cost_words(cost)} (an estimate: the same step time assumed)")
     return out or ["no findings"]
+
+
+#: Where a new user goes from here: the same answer for their own log, then the agent.
+NEXT_STEP = (
+    "\nNow try your own log: `acceptmon runs /path/to/server.log` (a glob or ssh://host/path works "
+    "too); to watch it live: `acceptmon run --listen 127.0.0.1:9469 /path/to/server.log`."
+)
 
 
 def main(plain: bool = False) -> int:
@@ -114,4 +126,5 @@ def main(plain: bool = False) -> int:
         "\nThe server_args of all three runs are identical; the change was in the draft model's "
         "config.json, which acceptmon snapshots at each start (bundled here as the agent saw it)."
     )
+    print(NEXT_STEP)
     return 0

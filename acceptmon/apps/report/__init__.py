@@ -61,12 +61,16 @@ def _img(plot: Plot) -> str:
 
 
 def build(
-    logs: list[Log], tz: tzinfo, draft_config: list[str] | None, readers: dict[str, FileReader]
+    logs: list[Log],
+    tz: tzinfo,
+    draft_config: list[str] | None,
+    readers: dict[str, FileReader],
+    state_dir: str | None = None,
 ) -> tuple[str, dict[str, list[Plot]]]:
     """The HTML page and, per source, its plots."""
     from acceptmon.apps.report.plots import plots_for
 
-    pipeline, table = new_pipeline(tz, draft_config, readers)
+    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir)
     series = SeriesSink(pipeline.tracker)
     pipeline.consumers.append(series)
     finding_log = FindingLog(pipeline)
@@ -116,11 +120,12 @@ def main(
     tz: tzinfo,
     draft_config: list[str] | None = None,
     ssh_config: str | None = None,
+    state_dir: str | None = None,
 ) -> int:
     extras.require("report", "report")  # before reading: say at once that the plots cannot be drawn
     try:
         with opened(sources, ssh_config) as (logs, readers):
-            page, plots = build(logs, tz, draft_config, readers)
+            page, plots = build(logs, tz, draft_config, readers, state_dir)
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
         return 2

@@ -32,11 +32,30 @@ from acceptmon.model import Finding
 #: Themes: (matplotlib style sheet, accent colours).
 THEMES = {"light": "default", "dark": "dark_background"}
 BLUE, ORANGE, RED, GREY = "#1f77b4", "#ff7f0e", "#d62728", "#888888"
+#: Per theme: the intervals' colour (the light theme's blue is lost on black) and the labels'.
+POINTS = {"light": BLUE, "dark": "#8fd3ff"}
+TEXT = {"light": "#222222", "dark": "#eeeeee"}
+#: One distinct colour per run (matplotlib's tab10; the dark style's own cycle has only 8).
+RUN_COLOURS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+#: Run starts labelled with the keys that changed when at most this many (else the run id only:
+#: longer labels would overlap; the table names the keys).
+SPELLED = 4
 #: Runs boxed: the latest this many. Run starts and findings are labelled when there are at
 #: most this many (more labels would only overlap; the table names them).
 LABELLED = 30
 #: Runs drawn against batch size (one colour and legend entry each): the latest this many.
-LOAD_RUNS = 8
+LOAD_RUNS = len(RUN_COLOURS)
 #: Figure sizes in inches at DPI dots per inch: over time takes the page's width.
 DPI = 100
 OVER_TIME, SMALL = (11.0, 4.0), (6.0, 3.6)
@@ -88,12 +107,16 @@ def _png(rgba: bytes, size: tuple[int, int]) -> bytes:
     return buf.getvalue()
 
 
-def _short_keys(run: RunStats) -> str:
+def _start_label(run: RunStats, spelled: bool) -> str:
+    """``r2 11-30 14:00`` and, when ``spelled``, the keys that changed in full (a last
+    component alone, ``eagle_aux_hidden_state_layer_ids``, does not say where it is)."""
+    when = run.run.started.strftime("%m-%d %H:%M") if run.run.started else ""
+    head = f"{run.run.run_id} {when}".strip()
     keys = run.changed_keys()
-    if not keys:
-        return run.run.run_id
-    names = [k.rsplit(".", 1)[-1] for k in keys[:2]]
-    return f"{run.run.run_id}: " + ", ".join(names) + (f" +{len(keys) - 2}" if len(keys) > 2 else "")
+    if not spelled or not keys:
+        return head
+    more = f" +{len(keys) - 2} more" if len(keys) > 2 else ""
+    return head + "\n" + "\n".join(keys[:2]) + more
 
 
 def _ordinal(secs: npt.NDArray[np.float64], by_run: dict[str, list[int]]) -> bool:
@@ -136,15 +159,16 @@ def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) ->
     starts = [(r, x_at(groups[r.run.run_id][0])) for r in runs if r.run.run_id in groups]
     marked = [f for f in findings if f.first_seen is not None and f.after_accept_len is not None]
 
-    def draw(ax: Any, _theme: str) -> None:
+    def draw(ax: Any, theme: str) -> None:
         # Each screen column's range as one vertical stroke; a column of one value as a dot.
         lone = [(x, lo) for x, lo, hi in zip(at, env.lo, env.hi, strict=True) if lo == hi]
+        points = POINTS[theme]
         if len(lone) < len(at):
             label = "accept len, min to max per screen column"
-            ax.vlines(at, env.lo, env.hi, color=BLUE, alpha=0.5, linewidth=1, label=label)
+            ax.vlines(at, env.lo, env.hi, color=points, alpha=0.6, linewidth=1, label=label)
         if lone:
             ax.plot(
-                *zip(*lone, strict=True), ".", ms=3, color=BLUE, alpha=0.5, label="accept len per interval"
+                *zip(*lone, strict=True), ".", ms=4, color=points, alpha=0.8, label="accept len per interval"
             )
         ax.plot(med_x, med_y, "-", color=ORANGE, linewidth=1.5, label=f"median (of {window + 1} or more)")
         if starts:
@@ -158,29 +182,33 @@ def over_time(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) ->
                 linestyle="--" if len(starts) <= LABELLED else "-",
                 linewidth=1 if len(starts) <= LABELLED else 0.3,
             )
-        for r, x in starts if len(starts) <= LABELLED else []:
-            when = r.run.started.strftime("%m-%d %H:%M") if r.run.started else ""
+        # Above the plot, horizontal, in the text colour, alternating rows so neighbours do not
+        # collide; the data is never under a label.
+        spelled = len(starts) <= SPELLED
+        for i, (r, x) in enumerate(starts if len(starts) <= LABELLED else []):
             ax.annotate(
-                literal(f"{_short_keys(r)}  {when}"),
+                literal(_start_label(r, spelled)),
                 (x, 1.0),
                 xycoords=("data", "axes fraction"),
-                rotation=90,
-                va="top",
-                ha="right",
-                fontsize=7,
-                color=GREY,
+                xytext=(2, 3 + (i % 2) * (0 if spelled else 11)),
+                textcoords="offset points",
+                va="bottom",
+                ha="left",
+                fontsize=8,
+                color=TEXT[theme],
             )
-        points = [(x_of(f.first_seen), f.after_accept_len, f.rule) for f in marked if f.first_seen]
-        if points:
-            many = f"{len(points)} findings" if len(points) > LABELLED else None
-            ax.plot([p[0] for p in points], [p[1] for p in points], "v", color=RED, ms=9, ls="", label=many)
-        for x, y, rule in points if len(points) <= LABELLED else []:
+        marks = [(x_of(f.first_seen), f.after_accept_len, f.rule) for f in marked if f.first_seen]
+        if marks:
+            many = f"{len(marks)} findings" if len(marks) > LABELLED else "finding"
+            ax.plot([p[0] for p in marks], [p[1] for p in marks], "v", color=RED, ms=9, ls="", label=many)
+        for x, y, rule in marks if len(marks) <= LABELLED else []:
             ax.annotate(
-                literal(rule), (x, y), xytext=(4, -12), textcoords="offset points", fontsize=7, color=RED
+                literal(rule), (x, y), xytext=(4, -12), textcoords="offset points", fontsize=8, color=RED
             )
         ax.set_xlabel("Decode interval, in log order (idle gaps left out)" if ordinal else "time")
         ax.set_ylabel("accept length (tokens per verify step)")
-        ax.legend(loc="lower left", fontsize=7)
+        # Below the axis, in a row: never over the data nor the run-start labels.
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4, fontsize=8, frameon=False)
         ax.grid(alpha=0.3)
 
     return draw
@@ -219,27 +247,57 @@ def against_load(s: SourceSeries) -> Callable[[Any, str], None]:
         shown.append((rid, by_value(running[idx], lens[idx])))
 
     def draw(ax: Any, _theme: str) -> None:
-        for rid, (xs, lo, hi, mid) in shown:  # one colour per run: runs differ more than loads do
-            line = ax.plot(xs, mid, "-", linewidth=1.5, label=literal(f"{rid} median"))
-            colour = line[0].get_color()
+        # One colour per run (runs differ more than loads do), none repeated: at most LOAD_RUNS.
+        for (rid, (xs, lo, hi, mid)), colour in zip(shown, RUN_COLOURS, strict=False):
+            ax.plot(xs, mid, "-", color=colour, linewidth=1.5, label=literal(f"{rid} median"))
             # Each batch size's range, its ends as dots: every interval's point, without drawing each.
-            ax.vlines(xs, lo, hi, color=colour, alpha=0.25, linewidth=2)
-            ax.plot(xs + xs, lo + hi, ".", markersize=3, alpha=0.35, color=colour)
+            ax.vlines(xs, lo, hi, color=colour, alpha=0.3, linewidth=2)
+            ax.plot(xs + xs, lo + hi, ".", markersize=4, alpha=0.5, color=colour)
         ax.set_xlabel("#running-req (batch size)")
         ax.set_ylabel("accept length")
-        ax.legend(fontsize=7)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)  # beside the data
         ax.grid(alpha=0.3)
 
     return draw
 
 
-def positions(s: SourceSeries) -> Callable[[Any, str], None]:
+def position_runs(s: SourceSeries, runs: list[RunStats]) -> list[tuple[str, list[float]]]:
+    """Before and after: the latest run with per-position rates and the run it is judged
+    against (the newest earlier one with another config, else the previous), as the findings'
+    words compare them; one run alone when there is no other."""
+    means = {rid: m for rid, _, _ in s.positions.dump() if (m := s.positions.means(rid))}
+    order = [r for r in runs if r.run.run_id in means]
+    if not order:
+        return [(rid, m) for rid, m in list(means.items())[-1:]]
+    latest = order[-1]
+    earlier = order[:-1]
+    before = next(
+        (r for r in reversed(earlier) if _hash(r) != _hash(latest)), earlier[-1] if earlier else None
+    )
+    pair = [latest] if before is None else [before, latest]
+    return [(r.run.run_id, means[r.run.run_id]) for r in pair]
+
+
+def _hash(run: RunStats) -> str | None:
+    return run.run.config.hash if run.run.config else None
+
+
+def positions(shown: list[tuple[str, list[float]]]) -> Callable[[Any, str], None]:
+    width = 0.8 / len(shown)
+    roles = ["before", "after"] if len(shown) == 2 else [""]
+
     def draw(ax: Any, _theme: str) -> None:
-        values = s.positions()
-        ax.bar(range(1, len(values) + 1), values, color=BLUE)
-        ax.set_xlabel("draft position")
-        ax.set_ylabel("mean acceptance")
+        for i, ((rid, values), role) in enumerate(zip(shown, roles, strict=True)):
+            # 0-based, as the findings' "fell at positions 0, 1" count them.
+            xs = [p + (i - (len(shown) - 1) / 2) * width for p in range(len(values))]
+            label = literal(f"{rid} ({role})" if role else rid)
+            ax.bar(xs, values, width=width, color=(GREY, BLUE)[i] if role else BLUE, label=label)
+        n = max(len(v) for _, v in shown)
+        ax.set_xticks(range(n))
+        ax.set_xlabel("draft position (0 = the first drafted token)")
+        ax.set_ylabel("acceptance rate")
         ax.set_ylim(0, 1)
+        ax.legend(fontsize=8, frameon=False)
         ax.grid(alpha=0.3, axis="y")
 
     return draw
@@ -258,6 +316,8 @@ def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list
             "Acceptance over time (dashed: run starts, "
             + (
                 "labelled by what changed"
+                if starts <= SPELLED
+                else "labelled by run: the table names what changed"
                 if starts <= LABELLED
                 else f"{starts} of them: the table names them"
             )
@@ -269,12 +329,13 @@ def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list
             "Accept length per run" + _latest(min(served, LABELLED), served),
             _render(per_run(runs, s), SMALL),
         ),
-        Plot(
-            "against-load",
-            "Accept length against batch size" + _latest(min(in_series, LOAD_RUNS), in_series),
-            _render(against_load(s), SMALL),
-        ),
     ]
-    if s.positions():
-        out.append(Plot("positions", "Acceptance per draft position", _render(positions(s), SMALL)))
+    if s.loads:  # vLLM logs no batch size: no plot against one
+        title = "Accept length against batch size" + _latest(min(in_series, LOAD_RUNS), in_series)
+        out.append(Plot("against-load", title, _render(against_load(s), SMALL)))
+    shown = position_runs(s, runs)
+    if shown:
+        which = " and ".join(rid for rid, _ in shown)
+        title = f"Acceptance per draft position: {which}" + (" (before and after)" if len(shown) == 2 else "")
+        out.append(Plot("positions", title, _render(positions(shown), SMALL)))
     return out

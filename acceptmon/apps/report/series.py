@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from acceptmon.detect.positions import Positions
 from acceptmon.model import DecodeSample, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
@@ -20,12 +21,10 @@ class SourceSeries:
     running: list[int] = field(default_factory=list)
     #: Each run's interval indices, in order of first appearance.
     by_run: dict[str, list[int]] = field(default_factory=dict)
-    #: vLLM per-position acceptance, summed (and counted) per position.
-    position_sum: list[float] = field(default_factory=list)
-    position_n: list[int] = field(default_factory=list)
-
-    def positions(self) -> list[float]:
-        return [s / n for s, n in zip(self.position_sum, self.position_n, strict=True) if n]
+    #: Whether any interval logged a batch size (SGLang's ``#running-req``; vLLM logs none).
+    loads: bool = False
+    #: vLLM per-position acceptance per run, weighted by drafts as the findings' words are.
+    positions: Positions = field(default_factory=Positions)
 
     def add(self, rid: str, secs: list[float], lens: list[float], running: list[int]) -> None:
         start = len(self.secs)
@@ -51,6 +50,7 @@ class SeriesSink:
         if lens is None or not batch.n:
             return
         s = self.sources.setdefault(batch.source, SourceSeries())
+        s.loads = True
         rid = run.run_id if run else "-"
         epochs, running = batch.epochs, batch.running
         secs = [t for t in epochs if t is not None]
@@ -63,17 +63,12 @@ class SeriesSink:
     def observe(self, record: Record) -> None:
         if not isinstance(record, DecodeSample | SpecSample):
             return
-        if isinstance(record, SpecSample) and record.per_position:
-            s = self.sources.setdefault(record.meta.source, SourceSeries())
-            while len(s.position_sum) < len(record.per_position):
-                s.position_sum.append(0.0)
-                s.position_n.append(0)
-            for i, v in enumerate(record.per_position):
-                s.position_sum[i] += v
-                s.position_n[i] += 1
-        if record.accept_len is None or record.meta.ts is None:
-            return
         run = self._tracker.current(record.meta.source)
         s = self.sources.setdefault(record.meta.source, SourceSeries())
+        if isinstance(record, SpecSample) and record.per_position:
+            s.positions.add(run.run_id if run else "-", record)
+        if record.accept_len is None or record.meta.ts is None:
+            return
+        s.loads = s.loads or isinstance(record, DecodeSample)
         running = record.running_req if isinstance(record, DecodeSample) else 0
         s.add(run.run_id if run else "-", [record.meta.ts.timestamp()], [record.accept_len], [running])

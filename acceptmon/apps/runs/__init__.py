@@ -4,7 +4,8 @@ Reads each SOURCE once to its end through the same pipeline as the agent and
 ``oneshot`` (same parser, run tracking, redaction and draft-config snapshots),
 then prints, per log, the runs with their acceptance and the config change
 that opened each, and a verdict for the latest run against the run before it
-with a different config. The exit status carries the verdict so a deploy
+with a different config. Over several logs, a fleet table follows (``fleet``): per
+config, the hosts, their acceptance and the outliers against their peers. The exit status carries the verdict so a deploy
 script can gate on it: 0 not worse, 3 worse somewhere, 2 a SOURCE names
 nothing readable.
 """
@@ -15,6 +16,7 @@ import json
 import sys
 from datetime import tzinfo
 
+from acceptmon.apps.runs import fleet
 from acceptmon.detect import table as render
 from acceptmon.detect.runstats import RunTable, run_json, verdict_json
 from acceptmon.ingest import Pipeline
@@ -36,8 +38,9 @@ def _notes(pipeline: Pipeline, table: RunTable, source: str) -> list[str]:
         for s in table.of(source)
     ):
         notes.append(
-            "the draft model's config.json was not found: changes inside it cannot be seen "
-            "(point --draft-config at a saved copy)"
+            "the draft model's config.json was not found, or changed after the run started: changes "
+            "inside it cannot be seen "
+            "(point --draft-config at a saved copy, or --state-dir at the agent's state directory)"
         )
     errors = int(pipeline.store.stats(source).counters["parse_errors"])
     if errors:
@@ -53,6 +56,7 @@ def main(
     draft_config: list[str] | None = None,
     follow: bool = False,
     ssh_config: str | None = None,
+    state_dir: str | None = None,
 ) -> int:
     try:
         with opened(sources, ssh_config) as (logs, readers):
@@ -64,6 +68,7 @@ def main(
                 follow=follow,
                 ssh_config=ssh_config,
                 readers=readers,
+                state_dir=state_dir,
             )
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
@@ -79,16 +84,24 @@ def _report(
     follow: bool,
     ssh_config: str | None,
     readers: dict[str, FileReader],
+    state_dir: str | None,
 ) -> int:
     if follow:
         from acceptmon.apps.runs.live import follow_logs
 
-        return WORSE if follow_logs(logs, tz, draft_config, ssh_config=ssh_config, readers=readers) else 0
-    pipeline, table, problems = collect(logs, tz, draft_config, readers)
+        worse = follow_logs(
+            logs, tz, draft_config, ssh_config=ssh_config, readers=readers, state_dir=state_dir
+        )
+        return WORSE if worse else 0
+    pipeline, table, problems = collect(logs, tz, draft_config, readers, state_dir)
     for problem in problems:
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
+    if len(problems) >= sum(len(lg.files) for lg in logs):
+        return BAD_SOURCE  # not one file could be read: no table is an answer a gate may pass on
     names = [lg.name for lg in logs]
     verdicts = {name: table.verdict(name) for name in names}
+    latest = [(n, runs[-1]) for n in names if (runs := table.of(n))]
+    configs = fleet.fleet(latest) if len(names) > 1 else []
     if fmt == "json":
         doc = [
             {
@@ -98,11 +111,14 @@ def _report(
             }
             for n in names
         ]
-        print(
-            json.dumps(doc[0] if len(doc) == 1 else {"sources": doc}, indent=2, allow_nan=False, default=str)
-        )
+        # One top level however many logs a SOURCE names: a script never guesses the shape
+        # (one log: no fleet to compare, so no configs).
+        out = {"sources": doc, "fleet": fleet.as_json(configs)}
+        print(json.dumps(out, indent=2, allow_nan=False, default=str))
     else:
         blocks = [render.plain(n, table.of(n), verdicts[n], _notes(pipeline, table, n)) for n in names]
+        if configs:
+            blocks.append(fleet.plain(configs))
         print("\n\n".join(blocks))
     worse = any(v is not None and (v.state == "worse") for v in verdicts.values())
     return WORSE if worse else 0

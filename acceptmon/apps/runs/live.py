@@ -60,8 +60,9 @@ def _runs_table(runs: list[RunStats]) -> Table:
         ("accept len", "right"),
         ("rate", "right"),
     ):
-        t.add_column(name, justify=justify)  # type: ignore[arg-type]
-    t.add_column("opened by", overflow="fold", max_width=40)
+        t.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    # The change takes whatever width the terminal leaves; it folds only where that ends.
+    t.add_column("opened by", overflow="fold")
     for s in runs[-8:]:
         rate = s.accept_rate()
         # Text, not str: a cell string would be read as rich markup ("[/x]" in a key name fails).
@@ -81,9 +82,14 @@ def _text(value: str, style: str = "") -> Text:
 
 
 def _verdict_text(v: Verdict | None) -> Text:
+    """The verdict, and against the last good run when that is another run (as the table says it)."""
     if v is None:
         return Text("verdict: waiting for Decode intervals", style="yellow")
-    return _text("verdict: " + v.words(), style=STYLE[v.state])
+    text = _text("verdict: " + v.words(), style=STYLE[v.state])
+    if v.good is not None:
+        text.append("\n")
+        text.append(_text("against the last good run: " + v.good.words(), style=STYLE[v.good.state]))
+    return text
 
 
 def view(table: RunTable, logs: list[Log]) -> RenderableType:
@@ -137,9 +143,10 @@ def follow_logs(
     interval: float = 0.25,
     ssh_config: str | None = None,
     readers: dict[str, FileReader] | None = None,
+    state_dir: str | None = None,
 ) -> bool:
     """Follow until Ctrl-C (or ``stop``); True when some latest run ended up worse."""
-    pipeline, table = new_pipeline(tz, draft_config, readers)
+    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir)
     for lg in logs:
         for path in lg.files[:-1]:
             feed_file(pipeline, lg.name, path, lg.opener)

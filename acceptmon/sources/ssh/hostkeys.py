@@ -11,6 +11,7 @@ a later change is still refused.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import os
 import shlex
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import paramiko
+from paramiko.hostkeys import HostKeyEntry, InvalidHostKey
 
 #: Host key algorithms paramiko may negotiate for a key type named in known_hosts.
 _ALGORITHMS = {
@@ -51,11 +53,33 @@ def known_name(host: str, port: int) -> str:
 
 
 def load_known(path: str) -> paramiko.HostKeys:
-    """Read known_hosts; a missing file simply knows no hosts."""
+    """Read known_hosts; a missing file simply knows no hosts. A corrupted line refuses the
+    connection with the file and line named (paramiko would only say ``UnicodeDecodeError``)."""
     keys = paramiko.HostKeys()
     if os.path.exists(path):
-        keys.load(path)
+        try:
+            keys.load(path)
+        except (UnicodeDecodeError, InvalidHostKey):
+            raise HostKeyRefused(_corrupted_message(path)) from None
     return keys
+
+
+def _corrupted_message(path: str) -> str:
+    """Which line of ``path`` is not a known_hosts entry (never its text: it may be anything)."""
+    lineno = 0
+    with contextlib.suppress(OSError), open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8").strip()
+                if line and not line.startswith("#"):
+                    HostKeyEntry.from_line(line, lineno)
+            except (UnicodeDecodeError, InvalidHostKey):
+                break
+    return (
+        f"{path} line {lineno}: corrupted (not a known_hosts entry); host keys cannot be checked. "
+        f"Fix or delete that line (e.g. `sed -i '{lineno}d' {shlex.quote(path)}`), then trust the "
+        "host again"
+    )
 
 
 def preferred_algorithms(policy: HostKeyPolicy, host: str, port: int) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from acceptmon.apps.agent.health import finding_metrics
+from acceptmon.ingest.families import finding_metrics
 from acceptmon.metrics.collect import STORE_CATALOGUE, render
 from acceptmon.metrics.store import SourceStats, Store
 from acceptmon.model import Finding, Meta, SpecSample

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from acceptmon.apps.agent.health import finding_metrics
+from acceptmon.ingest.families import finding_metrics
 from acceptmon.model import ConfigDiff, Finding
 from acceptmon.notify.change import MAX_LABEL, change_label, change_lines, change_pairs
 

@@ -27,7 +27,7 @@ def run(events: list[tuple[float, State]], key: str = "k") -> list[str]:
         ),
         (
             [(0, "firing"), (5, "resolved"), (10, "firing"), (15, "resolved"), (20, "firing")],
-            ["send", "send", "dedupe", "dedupe", "dedupe"],
+            ["send", "send", "hold", "dedupe", "hold"],
         ),
         ([(0, "firing"), (5, "resolved"), (150, "firing")], ["send", "send", "send"]),
     ],
@@ -50,8 +50,8 @@ def test_held_change_is_released_when_the_window_ends() -> None:
     ledger = Ledger(W)
     ledger.offer("k", "firing", {"v": 1}, 0.0)
     ledger.offer("k", "resolved", {"v": 2}, 5.0)
-    assert ledger.offer("k", "firing", {"v": 3}, 10.0) == "dedupe"
-    assert ledger.offer("k", "firing", {"v": 4}, 20.0) == "dedupe"
+    assert ledger.offer("k", "firing", {"v": 3}, 10.0) == "hold"
+    assert ledger.offer("k", "firing", {"v": 4}, 20.0) == "hold"
     assert ledger.release(99.0) == []
     assert ledger.release(100.0) == [("k", "firing", {"v": 4})]  # the latest body
     assert ledger.release(200.0) == []

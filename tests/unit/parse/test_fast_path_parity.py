@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.oneshot import JsonlWriter
 from acceptmon.detect import Detector
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.findings import FindingLog
+from acceptmon.ingest.jsonl import JsonlWriter
 from acceptmon.metrics.collect import render
 from acceptmon.model import Record, Run
 from acceptmon.runs.batch import DecodeBatch

@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from acceptmon.apps.oneshot import JsonlWriter
 from acceptmon.ingest import Pipeline
+from acceptmon.ingest.jsonl import JsonlWriter
 from acceptmon.model import Record, Run
 from acceptmon.parse import sglang
 from acceptmon.runs.batch import DecodeBatch
@@ -104,7 +104,7 @@ def test_jsonl_does_not_reparse_every_line(monkeypatch: pytest.MonkeyPatch) -> N
 def test_batch_jsonl_splits_exactly_with_hostile_source_names() -> None:
     """The batch is encoded in one call and split at ``}, {"kind": ``: a source name holding
     that text (escaped inside its string) must not split a line."""
-    from acceptmon.apps.oneshot import record_line
+    from acceptmon.ingest.jsonl import record_line
 
     name = 'x}, {"kind": "decode"\n'
     pipeline = Pipeline(bulk=True)

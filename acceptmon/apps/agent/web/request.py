@@ -8,6 +8,7 @@ import io
 from dataclasses import dataclass
 from email.message import Message
 from typing import Literal
+from urllib.parse import parse_qs
 
 #: ok (verified, or not needed), verify (needs a bcrypt check), denied (401), throttled (429)
 Auth = Literal["ok", "verify", "denied", "throttled"]
@@ -27,6 +28,11 @@ class Request:
     @property
     def path(self) -> str:
         return self.target.split("?", 1)[0].rstrip("/") or "/"
+
+    @property
+    def query(self) -> dict[str, list[str]]:
+        """The query string's parameters (``?source=a&source=b``), decoded."""
+        return parse_qs(self.target.partition("?")[2])
 
 
 def parse(head: bytes) -> Request:

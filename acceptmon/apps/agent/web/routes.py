@@ -24,6 +24,8 @@ class HttpError(Exception):
 Routes = dict[str, Callable[[], tuple[str, bytes]]]
 #: Routes by path prefix (``/api/runs/``): the handler gets the rest of the path.
 PrefixRoutes = dict[str, Callable[[str], tuple[str, bytes]]]
+#: Routes that filter by the query string (``/api/runs?source=…``): the handler gets its parameters.
+QueryRoutes = dict[str, Callable[[dict[str, list[str]]], tuple[str, bytes]]]
 
 
 def json_route(produce: Callable[[], Any]) -> Callable[[], tuple[str, bytes]]:
@@ -36,6 +38,15 @@ def json_route(produce: Callable[[], Any]) -> Callable[[], tuple[str, bytes]]:
 def json_prefix_route(produce: Callable[[str], Any]) -> Callable[[str], tuple[str, bytes]]:
     def route(rest: str) -> tuple[str, bytes]:
         return "application/json", json.dumps(produce(rest), indent=1, default=str, allow_nan=False).encode()
+
+    return route
+
+
+def json_query_route(
+    produce: Callable[[dict[str, list[str]]], Any],
+) -> Callable[[dict[str, list[str]]], tuple[str, bytes]]:
+    def route(query: dict[str, list[str]]) -> tuple[str, bytes]:
+        return "application/json", json.dumps(produce(query), indent=1, default=str, allow_nan=False).encode()
 
     return route
 

@@ -35,7 +35,7 @@ from urllib.parse import unquote
 
 from acceptmon.apps.agent.web.admission import Lane, Lanes, Throttle
 from acceptmon.apps.agent.web.request import Request, credentials, parse
-from acceptmon.apps.agent.web.routes import HttpError, PrefixRoutes, Routes
+from acceptmon.apps.agent.web.routes import HttpError, PrefixRoutes, QueryRoutes, Routes
 from acceptmon.settings.web import BasicAuth, TlsContext, WebSettings
 
 log = logging.getLogger("acceptmon.agent.http")
@@ -129,9 +129,11 @@ class HttpServer:
         stats: ConnectionStats | None = None,
         open_paths: Iterable[str] = ("/healthz",),
         prefix_routes: PrefixRoutes | None = None,
+        query_routes: QueryRoutes | None = None,
     ) -> None:
         self.routes = routes
         self.prefix_routes = prefix_routes or {}
+        self.query_routes = query_routes or {}
         self.limits = limits
         self.stats = stats or ConnectionStats()
         self._open_paths = frozenset(open_paths)
@@ -483,6 +485,9 @@ class HttpServer:
                 [("Allow", "GET, HEAD")],
             )
         route = self.routes.get(path)
+        if route is None and path in self.query_routes:
+            query, by_query = req.query, self.query_routes[path]
+            route = lambda: by_query(query)  # noqa: E731 - binds the query
         if route is None:
             prefix = next((p for p in self.prefix_routes if path.startswith(p) and len(path) > len(p)), None)
             if prefix is not None:

@@ -175,7 +175,16 @@ def cases(draw: st.DrawFn, doc: Doc) -> tuple[Path_, Any]:
 def test_every_shape_of_the_demo_checkpoint_is_covered(demo: tuple[Path, Path, Doc]) -> None:
     """The checkpoint under test holds every stage's state (else the test proves little)."""
     _log, _template, doc = demo
-    assert set(doc) == {"version", "sources", "pipeline", "runs", "detector", "announced", "run_stats"}
+    assert set(doc) == {
+        "version",
+        "sources",
+        "pipeline",
+        "runs",
+        "detector",
+        "announced",
+        "run_stats",
+        "cost",
+    }
     names = {k for p in shapes(doc) for k in p if isinstance(k, str)}
     assert {"book", "baselines", "strata", "drift", "swing", "streams", "counters", "last_ts"} <= names
 

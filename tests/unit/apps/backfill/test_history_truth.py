@@ -3,8 +3,10 @@
 The agent is replayed on a manual clock: at each of backfill's sample times T the log holds
 the lines logged up to T (a line with no time of its own was logged with the line before it),
 the clock reads T, the agent reads them, and its ``/metrics`` text is compared, series by
-series, with backfill's sample at T. On main the bulk path had stored the whole chunk
-before the sampler looked: the first sample of a two-run log counted the whole first run.
+series, with backfill's sample at T: the store's series and the findings' (active from first
+seen, 0 once resolved, the same labels). On main the bulk path had stored the whole chunk
+before the sampler looked (the first sample of a two-run log counted the whole first run),
+and history held no finding series at all.
 """
 
 from __future__ import annotations
@@ -34,7 +36,13 @@ from acceptmon.testing import synth
 
 #: One series' sample: (sample name, sorted labels without job/instance).
 Key = tuple[str, tuple[tuple[str, str], ...]]
-STORE_NAMES = {m.name for m in STORE_CATALOGUE}
+#: The families compared: the store's, and the findings' (``acceptmon_finding_active`` …).
+STORE_NAMES = {m.name for m in STORE_CATALOGUE} | {
+    "acceptmon_finding_active",
+    "acceptmon_finding_change_info",
+    "acceptmon_finding_accept_length",
+    "acceptmon_findings",
+}
 _STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
 
 
@@ -98,7 +106,8 @@ def _served(agent: Agent) -> dict[Key, float]:
     return out
 
 
-def _replay(directory: Path, lines: list[str], step: float, read_size: int) -> None:
+def _replay(directory: Path, lines: list[str], step: float, read_size: int) -> int:
+    """Compare every sample; return how many held a firing finding (the comparison is not vacuous)."""
     whole = directory / "whole.log"
     whole.write_text("".join(line + "\n" for line in lines))
     history = _backfilled(whole, step, read_size)
@@ -117,7 +126,7 @@ def _replay(directory: Path, lines: list[str], step: float, read_size: int) -> N
     agent = Agent(cfg, clock=clock)
     try:
         agent.open()
-        written = 0
+        written, firing = 0, 0
         for at in sorted(history):
             cut = next((i for i, t in enumerate(times) if t > at), len(lines))
             with live.open("a") as f:
@@ -127,12 +136,15 @@ def _replay(directory: Path, lines: list[str], step: float, read_size: int) -> N
             agent.step()
             while agent.loop.backlog:
                 agent.step()
+            agent.evaluate(wall_clock=False)  # by the log's own time: a backlog is not a stall
             served = _served(agent)
             sampled = {(name, tuple(kv for kv in labels if kv[0] not in ("job", "instance"))): v
                        for (name, labels), v in history[at].items()}  # fmt: skip
             assert sampled == served, (at, cut, _diff(sampled, served))
+            firing += any(k[0] == "acceptmon_finding_active" and v == 1.0 for k, v in served.items())
     finally:
         agent.close()
+    return firing
 
 
 def _diff(
@@ -175,3 +187,11 @@ def test_each_sample_counts_the_decode_lines_logged_by_then_and_holds_the_last_o
             assert values["acceptmon_spec_accept_length"] == last, at
             checked += 1
     assert checked > 5
+
+
+def test_a_drop_fires_and_resolves_in_history_as_the_agent_served_it(tmp_path: Path) -> None:
+    """Two- and three-run logs whose drop fires: every sample's finding series are the agent's,
+    and some samples hold it firing (on main, history held no finding series)."""
+    for seed, levels in ((7, (2.4, 1.6)), (7, (2.4, 1.6, 2.3))):
+        (tmp_path / f"{len(levels)}").mkdir()
+        assert _replay(tmp_path / f"{len(levels)}", _runs_log(seed, levels), 60.0, 4096) > 0, levels

@@ -28,7 +28,8 @@ def test_demo_and_runs_print_the_same_accept_rate_for_each_run(
         r[0]: r for r in (line.split(" | ") for line in capsys.readouterr().out.splitlines()) if len(r) == 7
     }
     assert main(["runs", "--format", "json", "--timezone", "UTC", *drafts, str(log)]) in (0, 3)
-    runs = json.loads(capsys.readouterr().out)["runs"]
+    (log_doc,) = json.loads(capsys.readouterr().out)["sources"]
+    runs = log_doc["runs"]
 
     assert [r["run_id"] for r in runs] == ["r1", "r2", "r3"]
     for run in runs:

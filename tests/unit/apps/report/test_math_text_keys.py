@@ -54,7 +54,7 @@ def test_a_dollar_key_is_drawn_literally(
     out = tmp_path / "r.html"
     assert main(["report", "--timezone", "UTC", _log(tmp_path / "s.log", key), "-o", str(out)]) == 0
     assert "internal error" not in capsys.readouterr().err
-    labels = [t for t in drawn_texts if "r2:" in t]
+    labels = [t for t in drawn_texts if t.startswith("r2 ") and "args." in t]  # run id, time, full key
     assert labels, drawn_texts
     assert not [t for t in drawn_texts if cbook.is_math_text(t)], "log text typeset as math"
     assert key in out.read_text()  # the run table shows the key as it is

@@ -63,7 +63,7 @@ def test_rotated_pair_read_oldest_first_and_a_worse_restart_exits_3(
 def test_json_has_the_documented_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pattern = rotated_pair(tmp_path, 2.41)
     assert main(["runs", "--format", "json", str(pattern)]) == 0
-    doc = json.loads(capsys.readouterr().out)
+    (doc,) = json.loads(capsys.readouterr().out)["sources"]
     run = doc["runs"][1]
     for key in ("run_id", "started", "intervals", "accept_len_median", "accept_len_ci", "accept_rate"):
         assert run[key] is not None, key
