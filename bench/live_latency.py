@@ -14,14 +14,19 @@ measured from outside:
 (b) CPU at 10 lines/s: utime+stime from /proc/PID/stat over ``--seconds``,
     one line every 100 ms and no scrapes meanwhile (so acceptmon reads at its
     poll interval alone: this is the cost of the default ``poll_interval``,
-    and a Prometheus scrape every 15 s adds one small pass each);
+    and a Prometheus scrape every 15 s adds one small pass each); then the
+    same during an incident: the server restarts with another draft model
+    whose acceptance is lower, lines go on at 10/s until acceptmon's
+    ``acceptmon_finding_active`` shows a finding firing, and the CPU is
+    measured again over ``--seconds`` while it stays open (the detector's
+    recovery checks run on every line then);
 (c) RSS and lines/s over ``--lines`` Decode lines appended 1M at a time, in
     100k-line writes, each million as soon as both have counted the last;
     RSS (VmRSS) sampled after every million.
 
     .venv/bin/python bench/live_latency.py [--samples 100] [--seconds 30] [--lines 10000000]
 
-Targets for acceptmon: (a) median ≤ 50 ms, (b) ≤ 0.5% of a core,
+Targets for acceptmon: (a) median ≤ 50 ms, (b) ≤ 0.5% of a core, quiet and firing,
 (c) ≤ 60 MB and flat. Shared machines are noisy: read the ratios.
 """
 
@@ -88,6 +93,7 @@ class Tool:
     latencies: list[float] = field(default_factory=list)
     rss_mb: list[float] = field(default_factory=list)
     busy_s: float = 0.0
+    incident_s: float = 0.0
 
     def start(self, log: Path) -> None:
         self.proc = subprocess.Popen(self.cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log.open("ab"))
@@ -196,6 +202,53 @@ def idle_cpu(tools: list[Tool], fd: int, seconds: float) -> None:
         tool.busy_s = (tool.cpu_s() - cpu) / wall
 
 
+def firing(port: int) -> str | None:
+    """The rule of a finding firing on acceptmon's /metrics, else None."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("acceptmon_finding_active{") and line.rpartition(" ")[2] in ("1", "1.0"):
+            return line.partition('rule="')[2].partition('"')[0]
+    return None
+
+
+def incident_cpu(tools: list[Tool], fd: int, seconds: float) -> str:
+    """(b) again while a drop is firing: a restart with another draft model whose accept
+    length is lower, lines at 10/s until the finding fires, then the CPU window."""
+    os.write(fd, "".join(f"{line}\n" for line in synth.shutdown(datetime.now())).encode())
+    new_draft = {"speculative_draft_model_path": "/models/other-draft"}
+    os.write(fd, "".join(f"{ln}\n" for ln in synth.startup(datetime.now(), 2, **new_draft)).encode())
+    ours = tools[0]
+    deadline = time.monotonic() + 300
+    n = 0
+    rule = None
+    while rule is None:
+        if time.monotonic() > deadline:
+            raise SystemExit("timed out waiting for acceptmon to fire a finding")
+        os.write(fd, decode(10 + n % 30, 1.6))
+        n += 1
+        time.sleep(0.1)
+        if n % 10 == 0:
+            rule = firing(ours.port)
+    before = [t.cpu_s() for t in tools]
+    start = time.monotonic()
+    n = 0
+    while (now := time.monotonic()) - start < seconds:
+        os.write(fd, decode(10 + n % 30, 1.6))
+        n += 1
+        time.sleep(max(0.0, start + n * 0.1 - now))  # pacing the workload
+    wall = time.monotonic() - start
+    for tool, cpu in zip(tools, before, strict=True):
+        tool.incident_s = (tool.cpu_s() - cpu) / wall
+    still = firing(ours.port)
+    if still is None:
+        raise SystemExit("the finding resolved during the window: the incident figure is not one")
+    return still
+
+
 def block_of_lines(rng: random.Random) -> bytes:
     lens = (1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0)
     return b"".join(decode(rng.randint(1, 48), rng.choice(lens)) for _ in range(BLOCK))
@@ -252,6 +305,7 @@ def report(tools: list[Tool], rates: dict[str, float]) -> None:
         ("append->visible median (ms)", lambda t: 1000 * statistics.median(t.latencies), "<= 50"),
         ("append->visible p95 (ms)", lambda t: 1000 * pct(t.latencies, 95), ""),
         ("CPU at 10 lines/s (% of a core)", lambda t: 100 * t.busy_s, "<= 0.5"),
+        ("CPU at 10 lines/s, drop firing (%)", lambda t: 100 * t.incident_s, "<= 0.5"),
         ("RSS after the last million (MB)", lambda t: t.rss_mb[-1], "<= 60"),
         ("RSS growth first->last million (MB)", lambda t: t.rss_mb[-1] - t.rss_mb[0], "~0 (flat)"),
         ("bulk lines/s", lambda t: rates[t.name], ""),
@@ -307,6 +361,8 @@ def _measure(tools: list[Tool], log: Path, args: argparse.Namespace, rng: random
         latency(tools, fd, args.samples, rng)
         print(f"(b) {args.seconds:.0f} s at 10 lines/s ...", flush=True)
         idle_cpu(tools, fd, args.seconds)
+        print(f"(b) {args.seconds:.0f} s at 10 lines/s while a drop is firing ...", flush=True)
+        print(f"    firing: {incident_cpu(tools, fd, args.seconds)}", flush=True)
         print(f"(c) {args.lines:,} lines in bulk ...", flush=True)
         rates = bulk(tools, fd, args.lines, rng)
     finally:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from datetime import tzinfo
 from itertools import repeat
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from acceptmon import extras
@@ -91,7 +90,9 @@ class _Columns:
         c, n = self.cols, batch.n
         c["ts"] += batch.epochs
         self._repeat({"source": batch.source, "run_id": run.run_id if run else None, "engine": "sglang"}, n)
-        c["rank"] += map(self._rank, map(itemgetter(1), batch.stamps))
+        ranks = batch.ranks
+        texts = {r: self._rank(r) for r in set(ranks)}
+        c["rank"] += map(texts.__getitem__, ranks)
         slots, lens = batch.spec.slots, batch.lens
         if lens is None:
             c["accept_len"] += repeat(None, n)

@@ -292,8 +292,9 @@ def _stretch(
                 decode,
                 found,
                 layout,
-                parser.prefix,
+                parser.prefix_table,
                 parser.prefix_epochs,
+                parser.prefix_ranks,
                 parser.parse,
                 lens,
             )

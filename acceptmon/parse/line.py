@@ -318,9 +318,13 @@ class LineParser:
         """The epoch of each prefix, in order (cache hits without a call each)."""
         return self._prefixes.epochs(prefixes)
 
-    def prefix(self, prefix: str) -> tuple[datetime | None, Ranks]:
-        """(aware time, ranks) of a prefix, as records carry them (cached per prefix)."""
-        return self._prefixes.get(prefix)
+    def prefix_ranks(self, prefixes: list[str]) -> list[Ranks]:
+        """The ranks of each prefix, in order (no time built where the cache can avoid it)."""
+        return self._prefixes.ranks(prefixes)
+
+    def prefix_table(self, prefixes: list[str]) -> dict[str, tuple[datetime | None, Ranks]]:
+        """(aware time, ranks) of each distinct prefix, as records carry them."""
+        return self._prefixes.table(prefixes)
 
     def learn(self, text: str, record: Record) -> None:
         """Remember the layout of a batch line the general parser accepted (if new)."""

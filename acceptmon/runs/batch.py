@@ -72,12 +72,13 @@ class DecodeBatch:
         "_parse",
         "_prefix_col",
         "_queue",
+        "_ranks",
         "_repeated",
         "_retimed",
         "_rows",
         "_running",
-        "_stamp",
         "_stamp_col",
+        "_stamps",
         "_strata",
         "_throughput",
         "lineno",
@@ -96,8 +97,9 @@ class DecodeBatch:
         decode: list[str],
         rows: list[tuple[str, ...]],
         layout: BulkLayout,
-        stamp: Callable[[str], Stamp],
+        stamps: Callable[[list[str]], dict[str, Stamp]],
         epochs: Callable[[list[str]], list[float | None]],
+        ranks: Callable[[list[str]], list[Ranks]],
         parse: Callable[[str, int], Record | None],
         lens: list[float] | None = None,
     ) -> None:
@@ -105,7 +107,7 @@ class DecodeBatch:
         self.source, self.spec = source, spec
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
-        self._stamp, self._epochs, self._parse = stamp, epochs, parse
+        self._stamps, self._epochs, self._ranks, self._parse = stamps, epochs, ranks, parse
         # Columns, each built on first use (None: not yet; ``_lens`` stays None when the layout
         # prints no accept len, and asking again then costs two tuple reads).
         self._lens = lens
@@ -237,9 +239,18 @@ class DecodeBatch:
             prefixes = self._prefixes()
             # Looked up once per distinct prefix (lines share their second): the lookup is a
             # pure cache read, and a dict's C-level get per line is far cheaper than a call.
-            table = {prefix: self._stamp(prefix) for prefix in set(prefixes)}
+            table = self._stamps(prefixes)
             col = self._stamp_col = list(map(table.__getitem__, prefixes))
         return col
+
+    @property
+    def ranks(self) -> list[Ranks]:
+        """Each Decode line's ranks: the stamps' second half, without building a time per
+        prefix when the stamps are not wanted anyway (``read_log``'s rank column)."""
+        stamps = self._stamp_col
+        if stamps is not None:
+            return list(map(itemgetter(1), stamps))
+        return self._ranks(self._prefixes())
 
     def stamp(self, i: int) -> Stamp:
         """The stamp of Decode line ``i`` alone."""
@@ -247,7 +258,8 @@ class DecodeBatch:
         if stamps is not None:
             return stamps[i]
         text = self._decode[i]
-        return self._stamp(text[: text.rfind(DECODE)])
+        prefix = text[: text.rfind(DECODE)]
+        return self._stamps([prefix])[prefix]
 
     @property
     def epochs(self) -> list[float | None]:
@@ -289,8 +301,9 @@ class DecodeBatch:
             self._decode[i:j],
             self._rows[i:j],
             self._layout,
-            self._stamp,
+            self._stamps,
             self._epochs,
+            self._ranks,
             self._parse,
             None if lens is None else lens[i:j],
         )
@@ -419,7 +432,7 @@ class DecodeBatch:
         distinct = set(prefixes)
         if any(REQUEST.search(p) for p in distinct):
             return None  # a request dump's text, which the parser does not count
-        table = {prefix: self._stamp(prefix) for prefix in distinct}
+        table = self._stamps(prefixes)
         stamps = list(map(table.__getitem__, prefixes))
         if any(ts is None for ts, _ in stamps):
             return None
@@ -523,13 +536,15 @@ def strata_of(edges: tuple[int, ...], running: list[int], lens: list[float]) -> 
 
 def floats(col: list[str]) -> list[float]:
     """``float`` of each, converted once per distinct text (a column holds few)."""
-    table = {text: float(text) for text in set(col)}
+    distinct = set(col)
+    table = dict(zip(distinct, map(float, distinct), strict=True))
     return list(map(table.__getitem__, col))
 
 
 def ints(col: list[str]) -> list[int]:
     """``int`` of each, converted once per distinct text (a column holds few)."""
-    table = {text: int(text) for text in set(col)}
+    distinct = set(col)
+    table = dict(zip(distinct, map(int, distinct), strict=True))
     return list(map(table.__getitem__, col))
 
 
