@@ -27,7 +27,7 @@ from acceptmon.ingest.families import Served, served
 from acceptmon.metrics.collect import render
 from acceptmon.model import Run
 from acceptmon.notify.payload import finding_json
-from acceptmon.runs.codec import run_to_dict
+from acceptmon.runs.codec import run_from_dict, run_to_dict
 from acceptmon.statefiles import SYMLINKS
 
 if TYPE_CHECKING:
@@ -129,22 +129,16 @@ def _hash(run: Run) -> str | None:
 
 
 def _compact_saved(source: str, row: dict[str, Any]) -> dict[str, Any]:
-    diff = row.get("diff") or {}
-    keys = [c[0] for c in diff.get("changed", [])] + [a[0] for a in diff.get("added", [])]
-    keys += [r[0] for r in diff.get("removed", [])]
+    """A run known from its snapshot only: the live row's shape, its config change in the same
+    words (the snapshot keeps the diff against the run before), and no numbers."""
+    run = run_from_dict(row)  # ``SnapshotStore.load`` has checked every field already
+    numbers = dict.fromkeys(("duration_s", "accept_len_median", "accept_len_ci", "accept_rate"))
     return {
         "source": source,
-        "run_id": row.get("run_id"),
-        "kind": row.get("kind") or "start",
-        "reason": row.get("reason") or "",
-        "started": row.get("started"),
+        **run_json(RunStats(run)),
+        **numbers,
         "intervals": None,
-        "accept_len_median": None,
-        "accept_len_ci": None,
-        "accept_rate": None,
-        "settings": row.get("settings"),
-        "changed_keys": keys,
-        "config_hash": (row.get("config") or {}).get("hash"),
+        "config_hash": _hash(run),
         "diff": row.get("diff"),
     }
 
