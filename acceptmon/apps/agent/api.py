@@ -25,7 +25,7 @@ from acceptmon.apps.agent.web.server import ConnectionStats
 from acceptmon.detect.runstats import RunStats, run_json, verdict_json
 from acceptmon.ingest.families import Served, served
 from acceptmon.metrics.collect import render
-from acceptmon.model import Run
+from acceptmon.model import Finding, Run
 from acceptmon.notify.payload import finding_json
 from acceptmon.runs.codec import run_from_dict, run_to_dict
 from acceptmon.statefiles import SYMLINKS
@@ -42,7 +42,7 @@ def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes, 
         "/healthz": lambda: healthz(
             _restored(agent).loop.last_progress, agent.loop.pending(), agent.settings.stall_after
         ),
-        "/api/findings": json_route(lambda: [finding_json(f) for f in _fresh(agent).announce.findings]),
+        "/api/findings": json_route(lambda: [_finding(f) for f in _fresh(agent).announce.findings]),
     }
     prefixes = {
         "/api/runs/": json_prefix_route(lambda run_id: _locked(agent, lambda a: _run_detail(a, run_id)))
@@ -52,6 +52,13 @@ def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes, 
         "/api/verdict": json_query_route(lambda q: _only(q, _locked(agent, _verdicts))),
     }
     return table, prefixes, queries
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    """The shared finding shape plus the run's config hash, as ``acceptmon_finding_active``
+    labels it, so an Alertmanager or Slack consumer groups a fleet's findings by rollout (a hash
+    of the redacted config: no secret)."""
+    return {**finding_json(f), "config_hash": f.config_hash or None}
 
 
 def _only(query: dict[str, list[str]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
