@@ -24,6 +24,7 @@ from acceptmon.apps.agent.web.routes import (
 from acceptmon.apps.agent.web.server import ConnectionStats
 from acceptmon.detect.runstats import RunStats, run_json, verdict_json
 from acceptmon.ingest.families import Served, served
+from acceptmon.ingest.generated import costed
 from acceptmon.metrics.collect import render
 from acceptmon.model import Finding, Run
 from acceptmon.notify.payload import finding_json
@@ -165,8 +166,9 @@ def _run_detail(agent: Agent, run_id: str) -> list[dict[str, Any]]:
 
 
 def _verdicts(agent: Agent) -> list[dict[str, Any]]:
+    tokens = agent.generated.tokens
     return [
-        {"source": source, "verdict": verdict_json(agent.run_table.verdict(source))}
+        {"source": source, "verdict": verdict_json(costed(agent.run_table.verdict(source), tokens, source))}
         for source in sorted({*agent.sources, *agent.tracker.sources()})
     ]
 

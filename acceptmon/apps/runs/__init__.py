@@ -17,10 +17,10 @@ import sys
 from datetime import tzinfo
 
 from acceptmon.apps.runs import fleet
-from acceptmon.apps.runs.generated import Generated, costed
 from acceptmon.detect import table as render
 from acceptmon.detect.runstats import RunTable, run_json, verdict_json
 from acceptmon.ingest import Pipeline
+from acceptmon.ingest.generated import Generated, costed
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.model import SpecConfig
 from acceptmon.sources.base import FileReader

@@ -1,5 +1,6 @@
 """Tokens each run generated, from the ``gen throughput`` its Decode lines print (SGLang): what a
-worse verdict's lost tokens are counted over (``detect.cost``'s arithmetic).
+worse verdict's lost tokens are counted over (``detect.cost``'s arithmetic), in ``acceptmon runs``
+and the agent's ``/api/verdict`` alike (the agent checkpoints it).
 
 ``gen throughput`` is over the time since the previous Decode line, so each line adds it times
 that gap, within one run (a run's first line adds none), as the agent's cost meter counts.
@@ -8,8 +9,10 @@ that gap, within one run (a run's first line adds none), as the agent's cost met
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 from acceptmon.detect.cost import verdict_cost_words
+from acceptmon.detect.runstats import KEEP
 from acceptmon.detect.series import seconds
 from acceptmon.detect.verdict import Verdict
 from acceptmon.model import DecodeSample, Record, Run
@@ -27,6 +30,9 @@ class Generated:
 
     def observe_run_start(self, run: Run) -> None:
         self._last.pop(run.source, None)
+        mine = [k for k in self.tokens if k[0] == run.source]
+        for key in mine[: max(0, len(mine) - KEEP)]:  # the runs the agent keeps numbers of
+            del self.tokens[key]
 
     def observe(self, record: Record) -> None:
         if isinstance(record, DecodeSample):
@@ -51,6 +57,19 @@ class Generated:
             self._last[source] = last
         if total > 0:
             self.tokens[key] = self.tokens.get(key, 0.0) + total
+
+    def checkpoint(self) -> dict[str, Any]:
+        return {"tokens": [[s, r, v] for (s, r), v in self.tokens.items()], "last": dict(self._last)}
+
+    def restore(self, data: Any) -> None:
+        """Advisory (an estimate): anything unreadable starts afresh."""
+        self.tokens, self._last = {}, {}
+        try:
+            for source, run_id, value in data["tokens"]:
+                self.tokens[(str(source), str(run_id))] = float(value)
+            self._last = {str(s): float(t) for s, t in data["last"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError):
+            self.tokens, self._last = {}, {}
 
 
 @dataclass(frozen=True, slots=True)
