@@ -91,6 +91,19 @@ def _runs(args: argparse.Namespace) -> int:
     ok, declared = _declared(args)
     if not ok:
         return 2
+    if args.from_url is not None:
+        if args.follow:
+            print(
+                "acceptmon: --from prints the agent's runs once; it cannot be combined with --follow",
+                file=sys.stderr,
+            )
+            return 2
+        from acceptmon.apps.runs import remote
+
+        return remote.main(args.from_url, args.sources, args.format)
+    if not args.sources:
+        print("acceptmon: runs needs a SOURCE (a log) or --from URL (a running agent)", file=sys.stderr)
+        return 2
     if args.follow and args.format == "json":
         print(
             "acceptmon: --follow draws a live view; it cannot be combined with --format json", file=sys.stderr
@@ -431,10 +444,19 @@ def _add_runs(sub: Any) -> None:
         "logs a fleet table follows: per config hash, each host's acceptance against the median "
         "of its peers, and the outliers (the rule of the AcceptanceBelowPeers alert).",
         epilog="exit status: 0 the latest run is not worse (or cannot be judged yet); 3 it is worse "
-        "than its baseline (for any log); 2 a SOURCE names nothing readable or a flag is invalid",
+        "than its baseline (for any log); 2 a SOURCE names nothing readable, the --from agent cannot be "
+        "asked, or a flag is invalid",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    runs.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, glob or '-'")
+    runs.add_argument("sources", nargs="*", metavar="SOURCE", help="log file, glob or '-'")
+    runs.add_argument(
+        "--from",
+        dest="from_url",
+        metavar="URL",
+        help="a running agent (http(s)://host:port): print its /api/runs and /api/verdict instead of "
+        "reading logs (SOURCEs, if given, keep to those sources); credentials from "
+        "ACCEPTMON_API_TOKEN=USER:PASSWORD (its web config's basic auth)",
+    )
     runs.add_argument(
         "--format", choices=("table", "json"), default="table", help="table (default) or json for scripts"
     )

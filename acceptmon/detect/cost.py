@@ -67,20 +67,26 @@ def cost_of(f: Finding) -> Cost | None:
     return Cost(fraction, interval, f.tokens_lost)
 
 
-def cost_words(cost: Cost) -> str:
-    """``costing ≈ 35% of decode throughput (95% interval 31% to 39%), ≈ 12,300 tokens since first seen``."""
+def cost_words(cost: Cost, span: str = "since first seen") -> str:
+    """``costing ≈ 35% of decode throughput (95% interval 31% to 39%), ≈ 12,300 tokens since first seen``
+    (``span``: over what the tokens were counted)."""
     text = f"costing ≈ {cost.fraction:.0%} of decode throughput"
     if cost.interval is not None:
         text += f" (95% interval {max(0.0, cost.interval[0]):.0%} to {min(1.0, cost.interval[1]):.0%})"
     if cost.tokens is not None and math.isfinite(cost.tokens) and cost.tokens >= 1:
-        text += f", ≈ {_tokens(cost.tokens)} tokens since first seen"
+        text += f", ≈ {_tokens(cost.tokens)} tokens {span}"
     return text
 
 
-def verdict_cost_words(relative_change: float, interval: tuple[float, float] | None) -> str:
-    """A worse verdict's cost: its accept-len change read as decode throughput lost."""
-    cost = Cost(-relative_change, None if interval is None else (-interval[1], -interval[0]), None)
-    return cost_words(cost)
+def verdict_cost_words(
+    relative_change: float, interval: tuple[float, float] | None, generated: float | None = None
+) -> str:
+    """A worse verdict's cost: its accept-len change read as decode throughput lost, and with the
+    tokens the run ``generated`` (known where the log says gen throughput) the tokens it lost."""
+    fraction = -relative_change
+    tokens = tokens_lost(generated, fraction) if generated and fraction > 0 else None
+    cost = Cost(fraction, None if interval is None else (-interval[1], -interval[0]), tokens)
+    return cost_words(cost, "over the run")
 
 
 def _tokens(n: float) -> str:

@@ -38,6 +38,7 @@ from acceptmon.detect import Detector
 from acceptmon.detect.cost import CostMeter
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest.build import build_pipeline
+from acceptmon.ingest.generated import Generated
 from acceptmon.ingest.loop import Loop
 from acceptmon.model import Finding, Run
 from acceptmon.runs.ahead import AheadGuard
@@ -104,7 +105,9 @@ class Agent:
         self.run_table = RunTable(self.tracker, self.detector.config)
         #: Tokens each drop cost (``acceptmon_drop_tokens_lost_estimate_total``, findings' tokens_lost).
         self.cost = CostMeter()
-        self.pipeline.consumers += [self.detector, self.cost, self.run_table]
+        #: Tokens each run generated: a worse verdict's tokens lost, as ``acceptmon runs`` says them.
+        self.generated = Generated(self.tracker)
+        self.pipeline.consumers += [self.detector, self.cost, self.run_table, self.generated]
         self.loop = Loop(self.pipeline, self.lock, self._chunk_done)
 
     # -- lifecycle -----------------------------------------------------------------------

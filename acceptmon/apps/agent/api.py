@@ -24,10 +24,11 @@ from acceptmon.apps.agent.web.routes import (
 from acceptmon.apps.agent.web.server import ConnectionStats
 from acceptmon.detect.runstats import RunStats, run_json, verdict_json
 from acceptmon.ingest.families import Served, served
+from acceptmon.ingest.generated import costed
 from acceptmon.metrics.collect import render
-from acceptmon.model import Run
+from acceptmon.model import Finding, Run
 from acceptmon.notify.payload import finding_json
-from acceptmon.runs.codec import run_to_dict
+from acceptmon.runs.codec import run_from_dict, run_to_dict
 from acceptmon.statefiles import SYMLINKS
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes, 
         "/healthz": lambda: healthz(
             _restored(agent).loop.last_progress, agent.loop.pending(), agent.settings.stall_after
         ),
-        "/api/findings": json_route(lambda: [finding_json(f) for f in _fresh(agent).announce.findings]),
+        "/api/findings": json_route(lambda: [_finding(f) for f in _fresh(agent).announce.findings]),
     }
     prefixes = {
         "/api/runs/": json_prefix_route(lambda run_id: _locked(agent, lambda a: _run_detail(a, run_id)))
@@ -52,6 +53,13 @@ def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes, 
         "/api/verdict": json_query_route(lambda q: _only(q, _locked(agent, _verdicts))),
     }
     return table, prefixes, queries
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    """The shared finding shape plus the run's config hash, as ``acceptmon_finding_active``
+    labels it, so an Alertmanager or Slack consumer groups a fleet's findings by rollout (a hash
+    of the redacted config: no secret)."""
+    return {**finding_json(f), "config_hash": f.config_hash or None}
 
 
 def _only(query: dict[str, list[str]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -129,22 +137,16 @@ def _hash(run: Run) -> str | None:
 
 
 def _compact_saved(source: str, row: dict[str, Any]) -> dict[str, Any]:
-    diff = row.get("diff") or {}
-    keys = [c[0] for c in diff.get("changed", [])] + [a[0] for a in diff.get("added", [])]
-    keys += [r[0] for r in diff.get("removed", [])]
+    """A run known from its snapshot only: the live row's shape, its config change in the same
+    words (the snapshot keeps the diff against the run before), and no numbers."""
+    run = run_from_dict(row)  # ``SnapshotStore.load`` has checked every field already
+    numbers = dict.fromkeys(("duration_s", "accept_len_median", "accept_len_ci", "accept_rate"))
     return {
         "source": source,
-        "run_id": row.get("run_id"),
-        "kind": row.get("kind") or "start",
-        "reason": row.get("reason") or "",
-        "started": row.get("started"),
+        **run_json(RunStats(run)),
+        **numbers,
         "intervals": None,
-        "accept_len_median": None,
-        "accept_len_ci": None,
-        "accept_rate": None,
-        "settings": row.get("settings"),
-        "changed_keys": keys,
-        "config_hash": (row.get("config") or {}).get("hash"),
+        "config_hash": _hash(run),
         "diff": row.get("diff"),
     }
 
@@ -164,8 +166,9 @@ def _run_detail(agent: Agent, run_id: str) -> list[dict[str, Any]]:
 
 
 def _verdicts(agent: Agent) -> list[dict[str, Any]]:
+    tokens = agent.generated.tokens
     return [
-        {"source": source, "verdict": verdict_json(agent.run_table.verdict(source))}
+        {"source": source, "verdict": verdict_json(costed(agent.run_table.verdict(source), tokens, source))}
         for source in sorted({*agent.sources, *agent.tracker.sources()})
     ]
 

@@ -28,6 +28,7 @@ from acceptmon.detect import Detector, DetectSettings
 from acceptmon.detect.cost import CostMeter
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
+from acceptmon.ingest.generated import Generated
 from acceptmon.model import Run
 from acceptmon.runs import RunTracker
 from acceptmon.runs.codec import SnapshotStore, check_source_runs, run_from_dict
@@ -143,6 +144,7 @@ class Stages(Protocol):
     run_table: RunTable
     snapshots: SnapshotStore
     cost: CostMeter
+    generated: Generated
 
 
 def document(stages: Stages) -> dict[str, Any]:
@@ -156,6 +158,7 @@ def document(stages: Stages) -> dict[str, Any]:
         "announced": stages.announce.checkpoint(stages.detector.findings()),
         "run_stats": stages.run_table.checkpoint(),
         "cost": stages.cost.checkpoint(),
+        "generated": stages.generated.checkpoint(),
     }
 
 
@@ -210,6 +213,7 @@ def restore(stages: Stages, doc: Any) -> frozenset[Episode] | None:
     stats = doc.get("run_stats")  # advisory (per-run acceptance for /api/runs): read leniently
     stages.run_table.restore(stats if isinstance(stats, dict) else None, lambda s: _snapshot_runs(stages, s))
     stages.cost.restore(doc.get("cost"))  # advisory (an estimate): read leniently
+    stages.generated.restore(doc.get("generated"))  # advisory too
     stages.checkpoint.positions = doc["sources"]
     return paged
 

@@ -20,7 +20,8 @@ from acceptmon.apps.runs import fleet
 from acceptmon.detect import table as render
 from acceptmon.detect.runstats import RunTable, run_json, verdict_json
 from acceptmon.ingest import Pipeline
-from acceptmon.ingest.read import collect, opened
+from acceptmon.ingest.generated import Generated, costed
+from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.model import SpecConfig
 from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
@@ -103,13 +104,16 @@ def _report(
             declared=declared,
         )
         return WORSE if worse else 0
-    pipeline, table, problems = collect(logs, tz, draft_config, readers, state_dir, declared)
+    pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir, declared=declared)
+    generated = Generated(pipeline.tracker)
+    pipeline.consumers.append(generated)
+    problems = read_logs(pipeline, logs)
     for problem in problems:
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     if len(problems) >= sum(len(lg.files) for lg in logs):
         return BAD_SOURCE  # not one file could be read: no table is an answer a gate may pass on
     names = [lg.name for lg in logs]
-    verdicts = {name: table.verdict(name) for name in names}
+    verdicts = {name: costed(table.verdict(name), generated.tokens, name) for name in names}
     latest = [(n, runs[-1]) for n in names if (runs := table.of(n))]
     configs = fleet.fleet(latest) if len(names) > 1 else []
     if fmt == "json":

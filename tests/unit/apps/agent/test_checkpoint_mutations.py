@@ -184,6 +184,7 @@ def test_every_shape_of_the_demo_checkpoint_is_covered(demo: tuple[Path, Path, D
         "announced",
         "run_stats",
         "cost",
+        "generated",
     }
     names = {k for p in shapes(doc) for k in p if isinstance(k, str)}
     assert {"book", "baselines", "strata", "drift", "swing", "streams", "counters", "last_ts"} <= names
