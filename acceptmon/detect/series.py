@@ -285,8 +285,11 @@ class Sliding(Hists):
             strata.clear()
             items.clear()
         elif gone:
+            leaving = Counter(map(_PAIR, islice(items, gone)))
             popleft = items.popleft
-            for (bucket, value), c in Counter(_PAIR(popleft()) for _ in range(gone)).items():
+            for _ in range(gone):  # from the left only: the window is not copied per part
+                popleft()
+            for (bucket, value), c in leaving.items():
                 h = strata[bucket]
                 left = h[value] - c
                 if left:
