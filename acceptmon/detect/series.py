@@ -248,36 +248,8 @@ class Sliding(Hists):
     ) -> None:
         """``extend`` with ages for a long batch: the evictions are found on the times alone
         (``add``'s rule, step by step), then the histograms change once per distinct pair."""
-        items, size, floor = self._items, self._size, self._floor
-        max_age = self._max_age
-        assert max_age is not None
-        old = len(items)
-        if not self._ordered:  # not known: read them
-            times = list(map(_TIME, items))
-            self._ordered = None not in times and all(map(le, times, islice(times, 1, None)))
-        n = len(ats)
-        if old <= size and self._in_order_after(ats) and (last := ats[-1]) is not None:
-            # Times in order (the usual case): both of ``add``'s bounds on the window's start
-            # only grow from line to line, so where the last line leaves it is all that counts:
-            # past the ``size`` newest, and past the too old ones while ``floor`` stay.
-            oldest = last - max_age
-            if old and (items[-1][0] or 0.0) >= oldest:
-                by_age = bisect_left(items, oldest, key=_held_time)
-            else:
-                by_age = old + bisect_left(cast(Sequence[float], ats), oldest)
-            lo = max(0, old + n - size, min(by_age, old + n - floor))
-        else:
-            self._ordered = False
-            times = list(map(_TIME, items))
-            times += ats
-            lo = 0  # the window is times[lo : old + k] before the k-th new interval is added
-            for k, at in enumerate(ats):
-                if old + k - lo == size:
-                    lo += 1
-                if at is not None:
-                    limit = at - max_age
-                    while old + k - lo >= floor and (t := times[lo]) is not None and t < limit:
-                        lo += 1
+        items, old = self._items, len(self._items)
+        lo = self._kept_from(ats)
         gone = min(lo, old)
         first = lo - gone  # new intervals evicted within the batch never reach the histograms
         strata = self.strata
@@ -306,6 +278,40 @@ class Sliding(Hists):
             into[value] = into.get(value, 0) + c
         items.extend(zip(ats[first:], kept_b, kept_v, strict=True))
         self.n += len(kept_b) - gone
+
+    def _kept_from(self, ats: Sequence[float | None]) -> int:
+        """Where the window starts (an index into the held intervals then ``ats``) once a long
+        batch with times ``ats`` is in."""
+        items, size, floor = self._items, self._size, self._floor
+        max_age = self._max_age
+        assert max_age is not None
+        old = len(items)
+        if not self._ordered:  # not known: read them
+            times = list(map(_TIME, items))
+            self._ordered = None not in times and all(map(le, times, islice(times, 1, None)))
+        n = len(ats)
+        if old <= size and self._in_order_after(ats) and (last := ats[-1]) is not None:
+            # Times in order (the usual case): both of ``add``'s bounds on the window's start
+            # only grow from line to line, so where the last line leaves it is all that counts:
+            # past the ``size`` newest, and past the too old ones while ``floor`` stay.
+            oldest = last - max_age
+            if old and (items[-1][0] or 0.0) >= oldest:
+                by_age = bisect_left(items, oldest, key=_held_time)
+            else:
+                by_age = old + bisect_left(cast(Sequence[float], ats), oldest)
+            return max(0, old + n - size, min(by_age, old + n - floor))
+        self._ordered = False
+        times = list(map(_TIME, items))
+        times += ats
+        lo = 0  # the window is times[lo : old + k] before the k-th new interval is added
+        for k, at in enumerate(ats):
+            if old + k - lo == size:
+                lo += 1
+            if at is not None:
+                limit = at - max_age
+                while old + k - lo >= floor and (t := times[lo]) is not None and t < limit:
+                    lo += 1
+        return lo
 
     def _in_order_after(self, ats: Sequence[float | None]) -> bool:
         """Whether the held times stay in order, none missing, with ``ats`` after them."""
