@@ -14,6 +14,7 @@ from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from operator import itemgetter
 from typing import Protocol
 
 from acceptmon.detect.measure import ALPHA_SCALE, Measure, per_token, to_per_token
@@ -23,6 +24,10 @@ from acceptmon.detect.stats import hist_median
 
 #: Re-check recovery every this many new intervals (the comparison is the costly part).
 RECHECK = 5
+
+#: The stretches ahead an exact check tries to rule out, as fractions (1/n) of the window: a
+#: long one spares the most checks deep in a drop, a short one still spares some near its end.
+SPANS = (2, 8)
 
 
 class Ordered:
@@ -102,6 +107,36 @@ class Reference:
         got = self.drop(recent, cfg.min_stratum)
         return got is not None and got[0] >= cfg.min_after and got[1] <= cfg.resolve_drop
 
+    def cannot_recover(
+        self, window: Ordered, gone: Counter[int], added: dict[int, list[int]], cfg: DetectSettings
+    ) -> bool:
+        """Whether no window between ``window`` and it having lost ``gone`` (buckets) and gained
+        ``added`` (values per bucket), one interval at a time, can be ``recovered``: a bound
+        that spares the exact check at most points of a drop that stays open.
+
+        The weighted drop is below ``resolve_drop`` only if some picked bucket's median is within
+        it of its baseline median (a weighted mean of ratios is at most their largest). Each
+        window of the stretch holds at least ``len - gone`` of a bucket's values and only values
+        from ``window`` and ``added``, so its median is at most the ``c``-th largest of those
+        (``c`` half that least size); ``per_token`` keeps the order. False where the bound
+        cannot say (a baseline median not above 0)."""
+        sizes, medians, k, lists = self._sizes, self._medians, self._k_after, window.lists
+        least, keep = cfg.min_stratum, 1.0 - cfg.resolve_drop
+        for bucket in lists.keys() | added.keys():
+            if sizes.get(bucket, 0) < least:
+                continue
+            values, more = lists.get(bucket, []), added.get(bucket, [])
+            n = max(least, len(values) - gone[bucket])
+            if len(values) + len(more) < n:  # never enough values to be picked
+                continue
+            c = n - n // 2
+            top = sorted(values[-c:] + more)[-c]
+            high = top if k is None else per_token(top, k)
+            base = medians[bucket]
+            if base <= 0 or high >= keep * base * (1 - 1e-9):
+                return False
+        return True
+
 
 class Judged(Protocol):
     """What a stretch's checks need of the source (``detect.source.SourceState``)."""
@@ -151,6 +186,7 @@ class Stretch:
         "_recent",
         "_refs",
         "_rows",
+        "_safe",
         "_seq",
         "_start",
         "_state",
@@ -175,7 +211,7 @@ class Stretch:
         self._state, self._cfg, self._at, self._new = state, cfg, at, (buckets, centis)
         self._refs = state.references()
         self._seq = held + list(zip(buckets, centis, strict=True))
-        self._held, self._done = len(held), 0
+        self._held, self._done, self._safe = len(held), 0, 0
         self._start, checked, self._last = schedule
         self._k = checked + RECHECK - self._start  # the next check follows the k-th interval
 
@@ -184,13 +220,16 @@ class Stretch:
         rows, k, refs, cfg = self._rows, self._k, self._refs, self._cfg
         checked = None
         while refs and k <= len(rows) and (line := rows[k - 1]) < row and line != self._last:
-            self._move(k)
-            checked, window = k, self.window
-            for key, ref in [(key, ref) for key, ref in refs if ref.recovered(window, cfg)]:
-                hi = self._held + k
-                strata = _strata_of(self._seq, max(0, hi - self._recent.size), hi)
-                self._state.resolve_drop(key, self._at(line), strata)
-                refs.remove((key, ref))
+            checked = k
+            if k > self._safe:  # checks up to ``_safe`` are known to find no recovery
+                self._move(k)
+                window = self.window
+                for key, ref in [(key, ref) for key, ref in refs if ref.recovered(window, cfg)]:
+                    hi = self._held + k
+                    strata = _strata_of(self._seq, max(0, hi - self._recent.size), hi)
+                    self._state.resolve_drop(key, self._at(line), strata)
+                    refs.remove((key, ref))
+                self._safe = self._clear(k)
             k += RECHECK
         self._k = k
         if checked is not None:
@@ -201,6 +240,22 @@ class Stretch:
         self._move(len(self._rows))
         self._recent.extend(*self._new)
         self._state.keep(self.window)
+
+    def _clear(self, k: int) -> int:
+        """The furthest used interval (after ``k``, the window moved there) up to which no check
+        can find a recovery; ``k`` where the bound cannot say."""
+        size, held, seq, refs = self._recent.size, self._held + k, self._seq, self._refs
+        for span in SPANS:
+            end = min(k + max(RECHECK, size // span // RECHECK * RECHECK), len(self._rows))
+            if end <= k or not refs:
+                return k
+            gone = Counter(map(itemgetter(0), seq[max(0, held - size) : max(0, held + end - k - size)]))
+            added: dict[int, list[int]] = {}
+            for b, v in seq[held : held + end - k]:
+                added.setdefault(b, []).append(v)
+            if all(ref.cannot_recover(self.window, gone, added, self._cfg) for _, ref in refs):
+                return end
+        return k
 
     def _move(self, k: int) -> None:
         """The sorted copy to the window after the stretch's ``k``-th used interval."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 from operator import itemgetter, le
+from typing import cast
 
 from acceptmon.model import DecodeSample, SpecSample
 from acceptmon.runs.rate import accept_rate
@@ -31,6 +32,11 @@ UNKNOWN_LOAD = -1
 #: The (bucket, value) and the time of a window entry (time, bucket, value), taken at C speed.
 _PAIR = itemgetter(1, 2)
 _TIME = itemgetter(0)
+
+
+def _held_time(item: tuple[float | None, int, int]) -> float:
+    """A held interval's time where all are known to be there."""
+    return item[0] or 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,13 +152,16 @@ class Sliding(Hists):
     quiet server (a Decode line every few minutes) still leaves a baseline that can be tested.
     """
 
-    __slots__ = ("_floor", "_items", "_max_age", "_size", "added")
+    __slots__ = ("_floor", "_items", "_max_age", "_ordered", "_size", "added")
 
     def __init__(self, size: int, max_age: float | None = None, keep: int = 0) -> None:
         super().__init__()
         self._items: deque[tuple[float | None, int, int]] = deque()
         self._size, self._max_age = size, max_age
         self._floor = max(1, keep)  # evict for age only while at least this many are held
+        #: The held times are known to be in order, none missing: a long batch then need not
+        #: read them all again (backfill extends the tail window in thousands of parts).
+        self._ordered = True
         self.added = 0  # intervals ever added: a copy kept in step knows it still is
 
     @property
@@ -176,6 +185,7 @@ class Sliding(Hists):
     def add(self, bucket: int, value: int, at: float | None = None) -> None:
         self.added += 1
         items = self._items
+        self._ordered = self._ordered and at is not None and (not items or (items[-1][0] or 0.0) <= at)
         if len(items) == self._size:
             self._evict()
         if at is not None and self._max_age is not None:
@@ -195,6 +205,8 @@ class Sliding(Hists):
             keep = len(buckets) - size
             buckets, values, ats = buckets[keep:], values[keep:], ats[keep:] if ats else ()
         n, floor = self.n, self._floor
+        if buckets:
+            self._ordered = self._in_order_after(ats)
         aged = max_age is not None and bool(ats)
         span = 0.0 if max_age is None else max_age  # read only when aged
         if aged and len(buckets) >= _BULK:
@@ -236,33 +248,8 @@ class Sliding(Hists):
     ) -> None:
         """``extend`` with ages for a long batch: the evictions are found on the times alone
         (``add``'s rule, step by step), then the histograms change once per distinct pair."""
-        items, size, floor = self._items, self._size, self._floor
-        max_age = self._max_age
-        assert max_age is not None
-        old = len(items)
-        times = list(map(_TIME, items))
-        times += ats
-        n = len(ats)
-        if (
-            old <= size
-            and None not in times
-            and all(map(le, times, islice(times, 1, None)))
-            and (last := ats[-1]) is not None  # it is (no None in times): for the type checker
-        ):
-            # Times in order (the usual case): both of ``add``'s bounds on the window's start
-            # only grow from line to line, so where the last line leaves it is all that counts:
-            # past the ``size`` newest, and past the too old ones while ``floor`` stay.
-            by_age = min(bisect_left(times, last - max_age), old + n - floor)
-            lo = max(0, old + n - size, by_age)
-        else:
-            lo = 0  # the window is times[lo : old + k] before the k-th new interval is added
-            for k, at in enumerate(ats):
-                if old + k - lo == size:
-                    lo += 1
-                if at is not None:
-                    limit = at - max_age
-                    while old + k - lo >= floor and (t := times[lo]) is not None and t < limit:
-                        lo += 1
+        items, old = self._items, len(self._items)
+        lo = self._kept_from(ats)
         gone = min(lo, old)
         first = lo - gone  # new intervals evicted within the batch never reach the histograms
         strata = self.strata
@@ -270,7 +257,11 @@ class Sliding(Hists):
             strata.clear()
             items.clear()
         elif gone:
-            for (bucket, value), c in Counter(map(_PAIR, islice(items, gone))).items():
+            leaving = Counter(map(_PAIR, islice(items, gone)))
+            popleft = items.popleft
+            for _ in range(gone):  # from the left only: the window is not copied per part
+                popleft()
+            for (bucket, value), c in leaving.items():
                 h = strata[bucket]
                 left = h[value] - c
                 if left:
@@ -279,7 +270,6 @@ class Sliding(Hists):
                     del h[value]
                     if not h:
                         del strata[bucket]
-            self._items = items = deque(islice(items, gone, None))
         kept_b, kept_v = buckets[first:], values[first:]
         for (bucket, value), c in Counter(zip(kept_b, kept_v, strict=True)).items():
             into = strata.get(bucket)
@@ -288,6 +278,50 @@ class Sliding(Hists):
             into[value] = into.get(value, 0) + c
         items.extend(zip(ats[first:], kept_b, kept_v, strict=True))
         self.n += len(kept_b) - gone
+
+    def _kept_from(self, ats: Sequence[float | None]) -> int:
+        """Where the window starts (an index into the held intervals then ``ats``) once a long
+        batch with times ``ats`` is in."""
+        items, size, floor = self._items, self._size, self._floor
+        max_age = self._max_age
+        assert max_age is not None
+        old = len(items)
+        if not self._ordered:  # not known: read them
+            times = list(map(_TIME, items))
+            self._ordered = None not in times and all(map(le, times, islice(times, 1, None)))
+        n = len(ats)
+        if old <= size and self._in_order_after(ats) and (last := ats[-1]) is not None:
+            # Times in order (the usual case): both of ``add``'s bounds on the window's start
+            # only grow from line to line, so where the last line leaves it is all that counts:
+            # past the ``size`` newest, and past the too old ones while ``floor`` stay.
+            oldest = last - max_age
+            if old and (items[-1][0] or 0.0) >= oldest:
+                by_age = bisect_left(items, oldest, key=_held_time)
+            else:
+                by_age = old + bisect_left(cast(Sequence[float], ats), oldest)
+            return max(0, old + n - size, min(by_age, old + n - floor))
+        self._ordered = False
+        times = list(map(_TIME, items))
+        times += ats
+        lo = 0  # the window is times[lo : old + k] before the k-th new interval is added
+        for k, at in enumerate(ats):
+            if old + k - lo == size:
+                lo += 1
+            if at is not None:
+                limit = at - max_age
+                while old + k - lo >= floor and (t := times[lo]) is not None and t < limit:
+                    lo += 1
+        return lo
+
+    def _in_order_after(self, ats: Sequence[float | None]) -> bool:
+        """Whether the held times stay in order, none missing, with ``ats`` after them."""
+        if not self._ordered or not ats or None in ats:
+            return False
+        items = self._items
+        timed = cast(Sequence[float], ats)
+        return (not items or (items[-1][0] or 0.0) <= timed[0]) and all(
+            map(le, timed, islice(timed, 1, None))
+        )
 
     def entries(self) -> list[tuple[float | None, int, int]]:
         """(time, bucket, value) oldest first: the order decides what is evicted next."""
@@ -307,6 +341,7 @@ class Sliding(Hists):
         for at, bucket, value in entries[max(0, len(entries) - size) :]:
             window._items.append((at, bucket, value))
             Hists.add(window, bucket, value)
+        window._ordered = False  # not known until a long batch reads them
         return window
 
 
