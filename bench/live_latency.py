@@ -61,12 +61,19 @@ BLOCK = 100_000
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def metric(port: int, name: str) -> float | None:
-    """The first sample of ``name`` on a /metrics at ``port``; None while nothing answers."""
+def scrape(port: int) -> str | None:
+    """The /metrics text at ``port``; None while nothing answers."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            text = r.read().decode()
+            return str(r.read().decode())
     except OSError:
+        return None
+
+
+def metric(port: int, name: str) -> float | None:
+    """The first sample of ``name`` on a /metrics at ``port``; None while nothing answers."""
+    text = scrape(port)
+    if text is None:
         return None
     for line in text.splitlines():
         if line.startswith((name + "{", name + " ")):
@@ -204,10 +211,8 @@ def idle_cpu(tools: list[Tool], fd: int, seconds: float) -> None:
 
 def firing(port: int) -> str | None:
     """The rule of a finding firing on acceptmon's /metrics, else None."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            text = r.read().decode()
-    except OSError:
+    text = scrape(port)
+    if text is None:
         return None
     for line in text.splitlines():
         if line.startswith("acceptmon_finding_active{") and line.rpartition(" ")[2] in ("1", "1.0"):
