@@ -89,6 +89,22 @@ def verdict_cost_words(
     return cost_words(cost, "over the run")
 
 
+def generated_steps(
+    last: float | None, times: Iterable[float | None], throughput: Iterable[float]
+) -> tuple[list[tuple[float, float]], float | None]:
+    """The tokens each Decode line says were generated, as (its time, tokens), and the time of
+    the last line: ``gen throughput`` is over the time since the previous line (``last`` before
+    these), so a line adds it times that gap; one in the same second, or without a time, adds none."""
+    steps: list[tuple[float, float]] = []
+    for at, rate in zip(times, throughput, strict=True):
+        if at is None:
+            continue
+        if last is not None and at > last:
+            steps.append((at, rate * (at - last)))
+        last = at
+    return steps, last
+
+
 def _tokens(n: float) -> str:
     """``12,300``: three significant figures are all an estimate has."""
     if n < 1000:
@@ -178,16 +194,11 @@ class CostMeter:
 
     def _lines(self, source: str, times: list[float | None], throughput: list[float]) -> None:
         drops = [d for d in self._drops.values() if d.source == source and d.counting]
-        last = self._last.get(source)
-        for at, rate in zip(times, throughput, strict=True):
-            if at is None:
-                continue
-            if last is not None and at > last:
-                generated = rate * (at - last)
-                for d in drops:
-                    if d.start <= at and (d.end is None or at <= d.end):
-                        self._add(d, generated * d.factor)
-            last = at
+        steps, last = generated_steps(self._last.get(source), times, throughput)
+        for at, generated in steps:
+            for d in drops:
+                if d.start <= at and (d.end is None or at <= d.end):
+                    self._add(d, generated * d.factor)
         if last is not None:
             self._last[source] = last
             for d in drops:

@@ -65,6 +65,9 @@ class Verdict:
     #: What was compared: accept len, per-token acceptance beside an adaptive run, or the
     #: accept rate of runs that log counts only.
     measure: str = "accept len"
+    #: Tokens the latest run generated, where the log says gen throughput: a worse verdict's
+    #: cost then says the tokens it lost over the run.
+    generated: float | None = None
 
     def words(self) -> str:
         """The verdict in one sentence."""
@@ -82,7 +85,7 @@ class Verdict:
             return f"{head}, real ({p}) but below the {MIN_CHANGE:.0%} change that matters"
         words = f"{head}, {p_words(self.p_value)}"
         if self.state == "worse" and self.measure != "accept rate":  # the cost reads accept len (or α)
-            words += f"; {verdict_cost_words(self.relative_change, self.interval)}"
+            words += f"; {verdict_cost_words(self.relative_change, self.interval, self.generated)}"
         return words
 
 

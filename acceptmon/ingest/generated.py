@@ -8,10 +8,10 @@ that gap, within one run (a run's first line adds none), as the agent's cost met
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import replace
 from typing import Any
 
-from acceptmon.detect.cost import verdict_cost_words
+from acceptmon.detect.cost import generated_steps
 from acceptmon.detect.runstats import KEEP
 from acceptmon.detect.series import seconds
 from acceptmon.detect.verdict import Verdict
@@ -46,13 +46,8 @@ class Generated:
         run = self._tracker.current(source)
         if run is None or not rates:
             return
-        key, last, total = (source, run.run_id), self._last.get(source), 0.0
-        for at, rate in zip(times, rates, strict=True):
-            if at is None:
-                continue
-            if last is not None and at > last:
-                total += rate * (at - last)
-            last = at
+        steps, last = generated_steps(self._last.get(source), times, rates)
+        key, total = (source, run.run_id), sum(tokens for _, tokens in steps)
         if last is not None:
             self._last[source] = last
         if total > 0:
@@ -72,27 +67,9 @@ class Generated:
             self.tokens, self._last = {}, {}
 
 
-@dataclass(frozen=True, slots=True)
-class CostedVerdict(Verdict):
-    """A verdict whose cost also says the tokens the latest run lost over its length."""
-
-    generated: float | None = None
-
-    def words(self) -> str:
-        said = Verdict.words(self)
-        if self.generated is None or self.relative_change is None:
-            return said
-        plain = verdict_cost_words(self.relative_change, self.interval)
-        if not said.endswith(plain):  # no cost said (not worse, or compared by accept rate)
-            return said
-        return said.removesuffix(plain) + verdict_cost_words(
-            self.relative_change, self.interval, self.generated
-        )
-
-
 def costed(verdict: Verdict | None, generated: dict[tuple[str, str], float], source: str) -> Verdict | None:
     """``verdict`` with the tokens its latest run generated, when the log said them."""
     tokens = None if verdict is None else generated.get((source, verdict.run_id))
     if verdict is None or tokens is None:
         return verdict
-    return CostedVerdict(**{f.name: getattr(verdict, f.name) for f in fields(verdict)}, generated=tokens)
+    return replace(verdict, generated=tokens)
