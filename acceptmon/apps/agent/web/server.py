@@ -52,6 +52,8 @@ REJECT_REASONS = (
     "bad_request",  # oversized or malformed request head
     "auth_throttled",  # a client past its rate of bcrypt checks: 429, no check run
 )
+#: How long a connection refused at the TLS handshake is read (and dropped) before it is closed.
+LINGER_S = 1.0
 _FD_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 _CLOSE_503 = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
@@ -113,6 +115,7 @@ class _Conn:
     served: int = 0  # requests answered on this connection
     client: str = ""  # the peer's address, for the auth throttle
     request: Request = field(default_factory=Request)
+    lingering: bool = False  # refused at the handshake: reading what the peer still sends, then closing
 
 
 class HttpServer:
@@ -237,7 +240,8 @@ class HttpServer:
             self._paused_until = 0.0
             self._sel.register(self._listener, selectors.EVENT_READ, "listen")
         for conn in [c for c in self._conns.values() if not c.busy and c.deadline <= now]:
-            if not (conn.fresh and conn.served):  # an expired keep-alive wait is not a rejection
+            # An expired keep-alive wait, or the end of a linger, is no rejection.
+            if not ((conn.fresh and conn.served) or conn.lingering):
                 self.stats.count("head_timeout")
             self._close(conn)
 
@@ -310,8 +314,43 @@ class HttpServer:
     def _want(self, conn: _Conn, events: int) -> None:
         self._sel.modify(conn.sock, events, conn)
 
+    def _linger(self, conn: _Conn) -> None:
+        """Close a connection refused at the handshake without resetting it.
+
+        A TLS 1.3 client sends its request as soon as its part of the handshake
+        is done; closed with that request unread, the socket answers with a reset
+        that overtakes our alert, and the client (Prometheus) reports "connection
+        reset" instead of "certificate required". So stop writing (the alert has
+        gone out), read and drop what the peer sends until it hangs up, and close
+        after ``LINGER_S`` at the latest.
+        """
+        with contextlib.suppress(KeyError, ValueError):
+            self._sel.unregister(conn.fd)
+        try:
+            raw = socket.socket(fileno=conn.sock.detach())
+            raw.shutdown(socket.SHUT_WR)
+        except OSError:
+            self._close(conn)
+            return
+        conn.sock, conn.lingering = raw, True
+        conn.deadline = time.monotonic() + LINGER_S
+        self._sel.register(raw, selectors.EVENT_READ, conn)
+
+    def _drop_input(self, conn: _Conn) -> None:
+        try:
+            data = conn.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._close(conn)
+
     def _readable(self, conn: _Conn, mask: int) -> None:
         sock = conn.sock
+        if conn.lingering:
+            self._drop_input(conn)
+            return
         if conn.handshaking:
             assert isinstance(sock, ssl.SSLSocket)
             try:
@@ -325,7 +364,7 @@ class HttpServer:
             except (OSError, ValueError) as exc:
                 log.debug("TLS handshake failed: %s", exc)
                 self.stats.count("tls_error")
-                self._close(conn)
+                self._linger(conn)
                 return
             conn.handshaking = False
             if mask & selectors.EVENT_WRITE:
