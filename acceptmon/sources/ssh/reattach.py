@@ -22,6 +22,9 @@ from acceptmon.sources.tail.fs import DirEntry, FileId, FileSystem, Handle, Stat
 
 _T = TypeVar("_T")
 
+#: Rounds of "the path, then its listed siblings" before a file is taken for gone.
+FIND_TRIES = 2
+
 
 class Disconnected(Exception):
     """The connection dropped during a call; ``__cause__`` is what the transport raised."""
@@ -100,42 +103,74 @@ class ReattachingHandle:
         return self._h
 
     def _find(self) -> Handle:
-        """Our file again: it starts with the head we saw and is at least as long as we saw it."""
-        inner = self._fs.inner
+        """Our file again: it starts with the head we saw and is at least as long as we saw it.
+
+        The path is tried before the directory is listed, and the listing once more
+        if no name held it: a rotation between a listing and the open of the path
+        moves our file to a name that listing did not have (it was taken for gone).
+        """
+        for _ in range(FIND_TRIES):
+            found = self._open_ours(self._path)
+            if found is not None:
+                return found
+            for path in self._siblings_newest_first():
+                found = self._open_ours(path)
+                if found is not None:
+                    return found
+        raise FileNotFoundError(2, "gone while the connection was down", self._path)
+
+    def _siblings_newest_first(self) -> list[str]:
         directory, name = posixpath.split(self._path)
         base = _log_name(name)
         try:
-            sibs = inner.listdir(
+            sibs = self._fs.inner.listdir(
                 directory or ".", lambda n: n != name and (n == base or is_rotated_name(base, n))
             )
         except PermissionError:
-            sibs = []
-        newest = sorted(sibs, key=lambda e: e.mtime_ns, reverse=True)
-        for path in [self._path, *(posixpath.join(directory, e.name) for e in newest)]:
-            try:
-                h = inner.open(path)
-            except (FileNotFoundError, PermissionError):
-                continue
-            if h.size() >= self._seen and h.read_at(0, len(self._head)) == self._head:
-                return h
-            h.close()
-        raise FileNotFoundError(2, "gone while the connection was down", self._path)
+            return []
+        return [
+            posixpath.join(directory, e.name) for e in sorted(sibs, key=lambda e: e.mtime_ns, reverse=True)
+        ]
+
+    def _open_ours(self, path: str) -> Handle | None:
+        try:
+            h = self._fs.inner.open(path)
+        except (FileNotFoundError, PermissionError):
+            return None
+        if h.size() >= self._seen and h.read_at(0, len(self._head)) == self._head:
+            return h
+        h.close()
+        return None
 
     def _note(self, size: int) -> int:
         self._seen = max(self._seen, size)
         return size
 
+    def _sized(self, size: int) -> int:
+        """A look at the file's size now: a shrink is a truncation in place."""
+        if size < self._seen:
+            self._relearn(self._fs.call(lambda: self._handle().read_at(0, FINGERPRINT_BYTES)), size)
+        return self._note(size)
+
+    def _relearn(self, head: bytes, size: int) -> None:
+        """The file was truncated (and maybe refilled) in place: what we saw of it is its copy's
+        now, so it is found again by what it holds now (else a reconnect reopens the copy)."""
+        self._head = head[:FINGERPRINT_BYTES]
+        self._seen = max(size, len(self._head))
+
     def size(self) -> int:
-        return self._note(self._fs.call(lambda: self._handle().size()))
+        return self._sized(self._fs.call(lambda: self._handle().size()))
 
     def stat(self) -> Stat:
         st = self._fs.call(lambda: self._handle().stat())
-        self._note(st.size)
+        self._sized(st.size)
         return st
 
     def read_at(self, offset: int, n: int) -> bytes:
         data = self._fs.call(lambda: self._handle().read_at(offset, n))
-        if offset <= len(self._head) < FINGERPRINT_BYTES and offset + len(data) > len(self._head):
+        if offset == 0 and data[: len(self._head)] != self._head[: len(data)]:
+            self._relearn(data, len(data))
+        elif offset <= len(self._head) < FINGERPRINT_BYTES and offset + len(data) > len(self._head):
             self._head = (self._head + data[len(self._head) - offset :])[:FINGERPRINT_BYTES]
         self._note(offset + len(data))
         return data

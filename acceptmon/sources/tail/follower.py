@@ -368,15 +368,25 @@ class PathFollower:
         If our file no longer starts with its bytes it changed in place (truncated
         or rewritten: ``classify`` tells which); else the path names our file
         while it starts with them too, and another file otherwise.
+
+        The path is read first: a copytruncate between the two reads then shows
+        as our file changed (true: it is still at the path), where the other
+        order saw our bytes, then the path's new ones, and took our file for
+        rotated away, so that its new lines were read by two streams.
         """
         assert cur.handle is not None
+        try:
+            h = self.cfg.fs.open(self.path)
+        except FileNotFoundError:
+            at_path = ""  # renamed away since the stat: not ours at the path now
+        else:
+            try:
+                at_path = prefix_fingerprint(h, cur.fp_len)
+            finally:
+                h.close()
         if prefix_fingerprint(cur.handle, cur.fp_len) != cur.fp:
             return cur.identity
-        h = self.cfg.fs.open(self.path)
-        try:
-            return cur.identity if prefix_fingerprint(h, cur.fp_len) == cur.fp else "another file"
-        finally:
-            h.close()
+        return cur.identity if at_path == cur.fp else "another file"
 
     def _lose(self, s: FileStream, why: str) -> None:
         """A file we read vanished (found nowhere after a reconnect): what was unread is lost."""
