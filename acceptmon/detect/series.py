@@ -31,7 +31,7 @@ UNKNOWN_LOAD = -1
 
 #: The (bucket, value) and the time of a window entry (time, bucket, value), taken at C speed.
 _PAIR = itemgetter(1, 2)
-_TIME = itemgetter(0)
+_TIME, _BUCKET, _VALUE = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 def _held_time(item: tuple[float | None, int, int]) -> float:
@@ -170,13 +170,15 @@ class Sliding(Hists):
 
     @property
     def aged(self) -> bool:
-        """Whether intervals also leave for age (then ``pairs`` is None)."""
+        """Whether intervals also leave for age (then ``columns`` is None)."""
         return self._max_age is not None
 
-    def pairs(self) -> list[tuple[int, int]] | None:
-        """(bucket, value) of the held intervals, oldest first; None for a window with ages
+    def columns(self) -> tuple[list[int], list[int]] | None:
+        """(buckets, values) of the held intervals, oldest first; None for a window with ages
         (where what a new interval evicts depends on the times, not only on the count)."""
-        return None if self._max_age is not None else list(map(_PAIR, self._items))
+        if self._max_age is not None:
+            return None
+        return list(map(_BUCKET, self._items)), list(map(_VALUE, self._items))
 
     def _evict(self) -> None:
         _, bucket, value = self._items.popleft()

@@ -579,8 +579,9 @@ class SourceState:
     ) -> Stretch | None:
         """``bulk.CheckFactory``: the recovery checks of a stretch while a drop is open."""
         rd = self.current
-        held = rd.recent.pairs() if self.refs else None
+        held = rd.recent.columns() if self.refs else None
         if held is None:
             return None
-        window = (rd.recent, held, self._ordered())
-        return Stretch(self, self.cfg, window, (buckets, centis, rows), (rd.used, rd.checked_at, last), at)
+        return Stretch(
+            self, self.cfg, (rd.recent, held), (buckets, centis, rows), (rd.used, rd.checked_at, last), at
+        )
