@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from itertools import compress, repeat
 from operator import eq
 
-from acceptmon.detect.series import Strata
 from acceptmon.detect.stats import hist_median
 
 
@@ -31,7 +30,7 @@ class Swing:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.blocks: Strata = {}
+        self.blocks: dict[int, Counter[int]] = {}  # Counters: a batch's values are counted in C
         self.counts: dict[int, int] = {}
         #: bucket → the lowest block median (hundredths); → (the highest, blocks closed)
         self.lows: dict[int, float] = {}
@@ -42,8 +41,8 @@ class Swing:
             return
         h = self.blocks.get(bucket)
         if h is None:
-            h = self.blocks[bucket] = {}
-        h[value] = h.get(value, 0) + 1
+            h = self.blocks[bucket] = Counter()
+        h[value] += 1
         n = self.counts[bucket] = self.counts.get(bucket, 0) + 1
         if n >= self.size:
             self._close(bucket)
@@ -69,9 +68,8 @@ class Swing:
                     continue
                 h = blocks.get(bucket)
                 if h is None:
-                    h = blocks[bucket] = {}
-                for value, c in Counter(mine[at : at + take]).items():
-                    h[value] = h.get(value, 0) + c
+                    h = blocks[bucket] = Counter()
+                h.update(mine[at : at + take])  # counted at C speed
                 at, have = at + take, have + take
                 counts[bucket] = have
                 if have >= size:
