@@ -178,9 +178,10 @@ class Sliding(Hists):
 
     @property
     def strata(self) -> Strata:
-        """The held intervals' histograms, counted again from them if a long batch with times
-        left them behind (``_extend_aged``): the baseline a run leaves is read once, at its end,
-        so backfill's thousands of parts a run need not count what leaves the window again."""
+        """The held intervals' histograms, counted again from them if a long batch left them
+        behind (``extend``): the baseline a run leaves is read once, at its end, and the recent
+        window only while a drop is open, so backfill's thousands of parts a run need not count
+        what leaves the window again."""
         self._settle()
         return self._hists
 
@@ -244,8 +245,7 @@ class Sliding(Hists):
             else:
                 items.extend(zip(repeat(None), buckets, values, strict=False))
             self._ordered = self._in_order_after(ats)
-            self.strata = _counted(zip(buckets, values, strict=True))
-            self.n = size
+            self.n, self._stale = size, True  # counted when read
             return
         strata, n, floor = self.strata, self.n, self._floor
         if buckets:

@@ -1,4 +1,4 @@
-"""The tail window counts its histograms when they are read, not per part.
+"""The tail and recent windows count their histograms when they are read, not per part.
 
 Backfill extends a run's tail window (2000 intervals, evicted by age) in thousands of sample
 parts; its histograms are read once, when the run ends and leaves them as the next run's
@@ -15,11 +15,12 @@ from acceptmon.detect import series
 from acceptmon.detect.series import Sliding
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(16))
 def test_parts_read_now_and_then_are_one_add_each(seed: int) -> None:
-    """Long and short parts, single adds between them, the histograms read only sometimes."""
+    """Long and short parts, single adds between them, the histograms read only sometimes;
+    windows with ages (the tail) and without (the recent window)."""
     rng = random.Random(seed)
-    size, max_age, keep = [(50, 30.0, 20), (2000, 1800.0, 50), (80, 5.0, 1)][seed % 3]
+    size, max_age, keep = [(50, 30.0, 20), (2000, 1800.0, 50), (80, 5.0, 1), (100, None, 0)][seed % 4]
     one, bulk = Sliding(size, max_age, keep), Sliding(size, max_age, keep)
     clock = 0.0
     for _ in range(40):
