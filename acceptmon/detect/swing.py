@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from itertools import compress, repeat
-from operator import eq
 
 from acceptmon.detect.stats import hist_median
 
@@ -56,8 +54,11 @@ class Swing:
         if not size:
             return
         lo, hi = (size + 1) // 2 - 1, size // 2
-        for bucket in dict.fromkeys(buckets):
-            mine = list(compress(values, map(eq, buckets, repeat(bucket))))  # at C speed
+        groups: dict[int, list[int]] = {bucket: [] for bucket in dict.fromkeys(buckets)}
+        # One pass: cheaper than a filtered copy of the column per bucket (there are several).
+        for bucket, value in zip(buckets, values, strict=True):
+            groups[bucket].append(value)
+        for bucket, mine in groups.items():
             at, have = 0, counts.get(bucket, 0)
             while at < len(mine):
                 take = min(size - have, len(mine) - at)

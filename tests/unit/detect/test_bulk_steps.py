@@ -83,9 +83,9 @@ def test_drift_steps_are_step_in_turn(seed: int) -> None:
     """``Drift.steps`` takes its shortfalls as a column and skips stretches at 0: it must fire
     and resolve where ``step`` does, with the same ``level`` and ``sum`` to the last bit."""
     rng = random.Random(seed)
-    ref_n, threshold = rng.choice([1, 5, 20]), rng.choice([0.5, 2.0])
+    ref_n, threshold, min_drop = rng.choice([1, 5, 20]), rng.choice([0.5, 2.0]), rng.choice([0.1, 0.45, 0.6])
     pairs = _drift_pairs(rng)
-    one, bulk = Drift(0.1, threshold, ref_n), Drift(0.1, threshold, ref_n)
+    one, bulk = Drift(min_drop, threshold, ref_n), Drift(min_drop, threshold, ref_n)
     assert _moves(bulk, pairs, rng) == _moves(one, pairs, None)
     assert (bulk.level, bulk.sum, bulk.active, bulk.refs, bulk.learning) == (
         one.level,
