@@ -226,12 +226,11 @@ def decode_times(encoded: Sequence[Any]) -> list[float | None]:
 
 def _dump_swing(s: Swing) -> Json:
     ranges = {str(b): [s.lows[b], high, closed] for b, (high, closed) in s.highs.items()}
-    return {"blocks": _dump_strata(s.blocks), "ranges": ranges}
+    return {"blocks": _dump_strata({b: Counter(values) for b, values in s.blocks.items()}), "ranges": ranges}
 
 
 def _load_swing(s: Swing, d: Mapping[str, Any]) -> None:
-    s.blocks = {b: Counter(h) for b, h in _load_strata(d["blocks"]).items()}
-    s.counts = {b: sum(h.values()) for b, h in s.blocks.items()}
+    s.blocks = {b: [v for v, c in h.items() for _ in range(c)] for b, h in _load_strata(d["blocks"]).items()}
     ranges = {
         as_key(b): (as_float(low, "swing"), as_float(high, "swing"), as_int(closed, "swing"))
         for b, (low, high, closed) in d["ranges"].items()

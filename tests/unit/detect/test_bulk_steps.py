@@ -24,7 +24,7 @@ def test_extend_in_pieces_is_add_one_by_one(seed: int) -> None:
         piece = pairs[at : at + rng.randrange(1, 400)]
         bulk.extend([b for b, _ in piece], [v for _, v in piece])
         at += len(piece)
-    assert (bulk.blocks, bulk.counts, bulk.lows, bulk.highs) == (one.blocks, one.counts, one.lows, one.highs)
+    assert (bulk.blocks, bulk.lows, bulk.highs) == (one.blocks, one.lows, one.highs)
     assert bulk.ratio() == one.ratio()
 
 
