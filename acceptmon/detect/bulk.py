@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import datetime
 from itertools import repeat
 from operator import le
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from acceptmon.detect.findings import COLLAPSED, DRIFT, STALLED, Book, source_key
 from acceptmon.detect.rules import Transition
@@ -220,7 +220,7 @@ def _quiet(state: SourceState, batch: DecodeBatch, lo: int, accepted: list[int])
 
 def _times(state: SourceState, batch: DecodeBatch, lo: int, epochs: list[float | None]) -> None:
     """The newest time seen, and a stall the first timed line ends (``epochs`` from row ``lo``)."""
-    timed = [e for e in epochs if e is not None]
+    timed = epochs if None not in epochs else [e for e in epochs if e is not None]
     if not timed:
         return
     key = source_key(STALLED, state.source)
@@ -228,7 +228,7 @@ def _times(state: SourceState, batch: DecodeBatch, lo: int, epochs: list[float |
         first = next(i for i, e in enumerate(epochs) if e is not None)
         p = point(state, batch, lo + first)
         state.book.resolve(key, p.ts, (p.accept_len, p.accept_rate))
-    newest = max(timed)
+    newest = max(cast(list[float], timed))
     if state.last_ts is None or newest > (seconds(state.last_ts) or 0.0):
         state.last_ts = batch.stamp(lo + epochs.index(newest))[0]
 

@@ -12,9 +12,11 @@ server would have had the work to use the extra throughput.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from itertools import accumulate, compress, repeat
+from operator import add, and_, ge, gt, le, mul, sub
+from typing import Any, cast
 
 from acceptmon.detect.findings import DROP, without_secrets
 from acceptmon.detect.series import seconds
@@ -90,19 +92,45 @@ def verdict_cost_words(
 
 
 def generated_steps(
-    last: float | None, times: Iterable[float | None], throughput: Iterable[float]
+    last: float | None, times: Sequence[float | None], throughput: Sequence[float]
 ) -> tuple[list[tuple[float, float]], float | None]:
     """The tokens each Decode line says were generated, as (its time, tokens), and the time of
     the last line: ``gen throughput`` is over the time since the previous line (``last`` before
     these), so a line adds it times that gap; one in the same second, or without a time, adds none."""
-    steps: list[tuple[float, float]] = []
-    for at, rate in zip(times, throughput, strict=True):
-        if at is None:
-            continue
-        if last is not None and at > last:
-            steps.append((at, rate * (at - last)))
-        last = at
-    return steps, last
+    at, tokens, last = generated(last, times, throughput)
+    return list(zip(at, tokens, strict=True)), last
+
+
+def generated(
+    last: float | None, times: Sequence[float | None], throughput: Sequence[float]
+) -> tuple[list[float], list[float], float | None]:
+    """``generated_steps`` as two columns (times, tokens), at C speed where every line has a time."""
+    if len(times) != len(throughput):
+        raise ValueError("a time and a gen throughput per line")
+    if None in times or not times:
+        at: list[float] = []
+        tokens: list[float] = []
+        for t, rate in zip(times, throughput, strict=True):
+            if t is None:
+                continue
+            if last is not None and t > last:
+                at.append(t)
+                tokens.append(rate * (t - last))
+            last = t
+        return at, tokens, last
+    timed = cast(Sequence[float], times)
+    skip = 1 if last is None else 0  # the first line has no gap to count
+    before = [*([] if last is None else [last]), *timed[:-1]]
+    after, rates = timed[skip:], throughput[skip:]
+    up = list(map(gt, after, before))
+    at = list(compress(after, up))
+    return at, list(map(mul, compress(rates, up), map(sub, at, compress(before, up)))), timed[-1]
+
+
+def _sum(start: float, terms: list[float]) -> float:
+    """``start`` plus each term in turn, as ``+=`` would (``sum`` of floats may round otherwise)."""
+    *_, total = accumulate(terms, add, initial=start)
+    return total
 
 
 def _tokens(n: float) -> str:
@@ -194,11 +222,22 @@ class CostMeter:
 
     def _lines(self, source: str, times: list[float | None], throughput: list[float]) -> None:
         drops = [d for d in self._drops.values() if d.source == source and d.counting]
-        steps, last = generated_steps(self._last.get(source), times, throughput)
-        for at, generated in steps:
-            for d in drops:
-                if d.start <= at and (d.end is None or at <= d.end):
-                    self._add(d, generated * d.factor)
+        at, generated_, last = generated(self._last.get(source), times, throughput)
+        if len(drops) == 1:  # the usual case: the sums as ``_add`` makes them, at C speed
+            drop = drops[0]
+            inside = map(le, repeat(drop.start), at)
+            if drop.end is not None:
+                inside = map(and_, inside, map(ge, repeat(drop.end), at))
+            lost = list(map(mul, compress(generated_, inside), repeat(drop.factor)))
+            if lost:
+                key = (drop.source, DROP)
+                drop.tokens = _sum(drop.tokens, lost)
+                self.lost[key] = _sum(self.lost.get(key, 0.0), lost)
+        else:
+            for t, tokens in zip(at, generated_, strict=True):
+                for d in drops:
+                    if d.start <= t and (d.end is None or t <= d.end):
+                        self._add(d, tokens * d.factor)
         if last is not None:
             self._last[source] = last
             for d in drops:

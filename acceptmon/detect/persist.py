@@ -12,6 +12,7 @@ lose their oldest entries, and changed load buckets make the state useless.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from datetime import datetime
@@ -166,7 +167,7 @@ def _load_run(d: Mapping[str, Any]) -> Run:
 # -- windows and watchers --------------------------------------------------------------
 
 
-def _dump_strata(strata: Strata) -> Json:
+def _dump_strata(strata: Mapping[int, Mapping[int, int]]) -> Json:
     return {str(b): {str(v): c for v, c in h.items()} for b, h in strata.items()}
 
 
@@ -225,12 +226,11 @@ def decode_times(encoded: Sequence[Any]) -> list[float | None]:
 
 def _dump_swing(s: Swing) -> Json:
     ranges = {str(b): [s.lows[b], high, closed] for b, (high, closed) in s.highs.items()}
-    return {"blocks": _dump_strata(s.blocks), "ranges": ranges}
+    return {"blocks": _dump_strata({b: Counter(values) for b, values in s.blocks.items()}), "ranges": ranges}
 
 
 def _load_swing(s: Swing, d: Mapping[str, Any]) -> None:
-    s.blocks = _load_strata(d["blocks"])
-    s.counts = {b: sum(h.values()) for b, h in s.blocks.items()}
+    s.blocks = {b: [v for v, c in h.items() for _ in range(c)] for b, h in _load_strata(d["blocks"]).items()}
     ranges = {
         as_key(b): (as_float(low, "swing"), as_float(high, "swing"), as_int(closed, "swing"))
         for b, (low, high, closed) in d["ranges"].items()

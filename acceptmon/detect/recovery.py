@@ -10,11 +10,14 @@ the level are exactly the ones ``compare`` would give.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+import math
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import datetime
-from operator import itemgetter
+from functools import partial
+from itertools import compress, repeat
+from operator import add, eq, ge
 from typing import Protocol
 
 from acceptmon.detect.measure import ALPHA_SCALE, Measure, per_token, to_per_token
@@ -25,7 +28,7 @@ from acceptmon.detect.stats import hist_median
 #: Re-check recovery every this many new intervals (the comparison is the costly part).
 RECHECK = 5
 
-#: The stretches ahead an exact check tries to rule out, as fractions (1/n) of the window: a
+#: The stretches ahead the bound tries to rule out at once, as fractions (1/n) of the window: a
 #: long one spares the most checks deep in a drop, a short one still spares some near its end.
 SPANS = (2, 8)
 
@@ -43,16 +46,13 @@ class Ordered:
             for value in sorted(h):
                 values += [value] * h[value]
 
-    def move(self, gone: Iterable[tuple[int, int]], added: Iterable[tuple[int, int]]) -> None:
-        """The window lost ``gone`` and gained ``added`` (bucket, value pairs)."""
-        lists = self.lists
-        for bucket, value in gone:
-            values = lists[bucket]
-            del values[bisect_left(values, value)]
-            if not values:
-                del lists[bucket]
-        for bucket, value in added:
-            insort(lists.setdefault(bucket, []), value)
+    @classmethod
+    def of(cls, buckets: list[int], values: list[int]) -> Ordered:
+        """A window given as columns (bucket, hundredths), sorted per bucket at C speed."""
+        window = cls({})
+        for bucket in dict.fromkeys(buckets):
+            window.lists[bucket] = sorted(compress(values, map(eq, buckets, repeat(bucket))))
+        return window
 
 
 class Reference:
@@ -107,35 +107,49 @@ class Reference:
         got = self.drop(recent, cfg.min_stratum)
         return got is not None and got[0] >= cfg.min_after and got[1] <= cfg.resolve_drop
 
-    def cannot_recover(
-        self, window: Ordered, gone: Counter[int], added: dict[int, list[int]], cfg: DetectSettings
-    ) -> bool:
-        """Whether no window between ``window`` and it having lost ``gone`` (buckets) and gained
-        ``added`` (values per bucket), one interval at a time, can be ``recovered``: a bound
-        that spares the exact check at most points of a drop that stays open.
-
-        The weighted drop is below ``resolve_drop`` only if some picked bucket's median is within
-        it of its baseline median (a weighted mean of ratios is at most their largest). Each
-        window of the stretch holds at least ``len - gone`` of a bucket's values and only values
-        from ``window`` and ``added``, so its median is at most the ``c``-th largest of those
-        (``c`` half that least size); ``per_token`` keeps the order. False where the bound
-        cannot say (a baseline median not above 0)."""
-        sizes, medians, k, lists = self._sizes, self._medians, self._k_after, window.lists
-        least, keep = cfg.min_stratum, 1.0 - cfg.resolve_drop
-        for bucket in lists.keys() | added.keys():
-            if sizes.get(bucket, 0) < least:
+    def keys(self, buckets: list[int], values: list[int], cfg: DetectSettings) -> list[int]:
+        """Each interval as ``2 × bucket + high`` (for ``may_recover``'s counts): high where its
+        value, in this measure, is within ``resolve_drop`` of its bucket's baseline median, so
+        that a bucket's median can be back there. A bucket too small in the baseline to be
+        compared has no high values; one whose median is not above 0 (where no bound can say)
+        has only high ones."""
+        sizes, medians, k = self._sizes, self._medians, self._k_after
+        keep, least = 1.0 - cfg.resolve_drop, cfg.min_stratum
+        distinct = sorted(set(values)) if k is not None else []
+        lowest: dict[int, float] = {}  # bucket → the least high value (hundredths of accept len)
+        for bucket, size in sizes.items():
+            if size < least:
                 continue
-            values, more = lists.get(bucket, []), added.get(bucket, [])
-            n = max(least, len(values) - gone[bucket])
-            if len(values) + len(more) < n:  # never enough values to be picked
-                continue
-            c = n - n // 2
-            top = sorted(values[-c:] + more)[-c]
-            high = top if k is None else per_token(top, k)
             base = medians[bucket]
-            if base <= 0 or high >= keep * base * (1 - 1e-9):
-                return False
-        return True
+            bar = keep * base * (1 - 1e-9)
+            if base <= 0:
+                lowest[bucket] = -math.inf
+            elif k is None:
+                lowest[bucket] = bar
+            else:  # ``per_token`` keeps the order: the least value that converts to the bar
+                at = bisect_left(distinct, bar, key=partial(per_token, k=k))
+                lowest[bucket] = distinct[at] if at < len(distinct) else math.inf
+        high = map(ge, values, map(lowest.get, buckets, repeat(math.inf)))
+        return list(map(add, map(add, buckets, buckets), high))
+
+    @staticmethod
+    def may_recover(union: Counter[int], inner: Counter[int], least: int) -> bool:
+        """Whether a window can be back near the baseline while it holds only intervals whose
+        ``keys`` ``union`` counts, and at least the intervals per bucket ``inner`` counts: a
+        bound that spares the exact check at most points of a drop that stays open.
+
+        The weighted drop is below ``resolve_drop`` only if some picked bucket's median is
+        within it of its baseline median (a weighted mean of ratios is at most their largest);
+        a median is at most the upper middle value, which is high only if the ``n - n // 2``
+        largest are, and a bucket of the window holds at least ``inner``'s (and ``least``) of
+        it, at most ``union``'s values, of which at most ``union``'s are high."""
+        for key, count in union.items():
+            if key % 2:  # a bucket with high values
+                bucket = key // 2
+                n = max(least, inner[bucket])
+                if count >= n - n // 2 and count + union[key - 1] >= n:
+                    return True
+        return False
 
 
 class Judged(Protocol):
@@ -158,111 +172,110 @@ class Judged(Protocol):
         ...
 
 
-def _strata_of(pairs: list[tuple[int, int]], lo: int, hi: int) -> Strata:
-    """(bucket, value) pairs ``lo``..``hi`` - 1 as per-bucket histograms."""
+def _strata_of(buckets: list[int], values: list[int]) -> Strata:
+    """(bucket, value) columns as per-bucket histograms."""
     out: Strata = {}
-    for (bucket, value), count in Counter(pairs[lo:hi]).items():
+    for (bucket, value), count in Counter(zip(buckets, values, strict=True)).items():
         out.setdefault(bucket, {})[value] = count
     return out
 
 
 class Stretch:
-    """The recovery checks due inside a stretch the bulk path takes, one every ``every`` used
+    """The recovery checks due inside a stretch the bulk path takes, one every ``RECHECK`` used
     intervals, run in line order (``until``) among the other rules' events.
 
-    Each sees the recent window as it stood after its line: the sorted copy moves along the
-    held intervals and the stretch's (the window is the last ``size`` of them); the window
-    itself takes the stretch in one go at the end (``finish``).
+    Each sees the recent window as it stood after its line: the last ``size`` of the held
+    intervals and the stretch's, as columns. A check runs exactly (the window sorted per
+    bucket) only where ``Reference.may_recover`` cannot rule it out; the bound is tried first
+    on the checks of the next ``size // span`` intervals at once (``SPANS``), with counts taken
+    at C speed, so that deep in a drop most checks cost nothing. The window itself takes the
+    stretch in one go at the end (``finish``).
     """
 
     __slots__ = (
         "_at",
+        "_buckets",
         "_cfg",
-        "_done",
         "_held",
         "_k",
+        "_keys",
         "_last",
         "_new",
         "_recent",
         "_refs",
         "_rows",
         "_safe",
-        "_seq",
         "_start",
         "_state",
-        "window",
+        "_values",
     )
 
     def __init__(
         self,
         state: Judged,
         cfg: DetectSettings,
-        window: tuple[Sliding, list[tuple[int, int]], Ordered],
+        window: tuple[Sliding, tuple[list[int], list[int]]],
         new: tuple[list[int], list[int], list[int]],
         schedule: tuple[int, int, int],
         at: Callable[[int], datetime | None],
     ) -> None:
-        """``window``: the recent window, its (bucket, value) pairs and its sorted copy; ``new``: the stretch's used
-        intervals (buckets, hundredths, rows); ``schedule``: (used intervals before the
-        stretch, the last check's, the stretch's last row); ``at(row)``: the source's newest
-        time after a row."""
-        self._recent, held, self.window = window
+        """``window``: the recent window and its held intervals as (bucket, hundredths)
+        columns; ``new``: the stretch's used intervals (buckets, hundredths, rows);
+        ``schedule``: (used intervals before the stretch, the last check's, the stretch's last
+        row); ``at(row)``: the source's newest time after a row."""
+        self._recent, (held_b, held_v) = window
         buckets, centis, self._rows = new
         self._state, self._cfg, self._at, self._new = state, cfg, at, (buckets, centis)
         self._refs = state.references()
-        self._seq = held + list(zip(buckets, centis, strict=True))
-        self._held, self._done, self._safe = len(held), 0, 0
+        self._buckets, self._values = held_b + buckets, held_v + centis
+        self._keys = [ref.keys(self._buckets, self._values, cfg) for _, ref in self._refs]
+        self._held, self._safe = len(held_b), 0
         self._start, checked, self._last = schedule
         self._k = checked + RECHECK - self._start  # the next check follows the k-th interval
 
     def until(self, row: int) -> None:
         """Every check due after a line before ``row``."""
         rows, k, refs, cfg = self._rows, self._k, self._refs, self._cfg
+        limit = bisect_left(rows, row)  # checks after the lines before ``row``, not the last
+        if limit == len(rows) and rows and rows[-1] == self._last:
+            limit -= 1
         checked = None
-        while refs and k <= len(rows) and (line := rows[k - 1]) < row and line != self._last:
+        while refs and k <= limit:
+            if k <= self._safe:  # checks up to ``_safe`` are known to find no recovery
+                checked = k + (min(self._safe, limit) - k) // RECHECK * RECHECK
+                k = checked + RECHECK
+                continue
             checked = k
-            if k > self._safe:  # checks up to ``_safe`` are known to find no recovery
-                self._move(k)
-                window = self.window
+            self._safe = self._clear(k)
+            if k > self._safe:
+                lo, hi = max(0, self._held + k - self._recent.size), self._held + k
+                window = Ordered.of(self._buckets[lo:hi], self._values[lo:hi])
                 for key, ref in [(key, ref) for key, ref in refs if ref.recovered(window, cfg)]:
-                    hi = self._held + k
-                    strata = _strata_of(self._seq, max(0, hi - self._recent.size), hi)
-                    self._state.resolve_drop(key, self._at(line), strata)
-                    refs.remove((key, ref))
-                self._safe = self._clear(k)
+                    strata = _strata_of(self._buckets[lo:hi], self._values[lo:hi])
+                    self._state.resolve_drop(key, self._at(rows[k - 1]), strata)
+                    at = refs.index((key, ref))
+                    del refs[at], self._keys[at]
             k += RECHECK
         self._k = k
         if checked is not None:
             self._state.checked(self._start + checked)
 
     def finish(self) -> None:
-        """Move to the stretch's end and extend the window with it."""
-        self._move(len(self._rows))
+        """Extend the window with the stretch, and keep its sorted copy."""
         self._recent.extend(*self._new)
-        self._state.keep(self.window)
+        lo = max(0, len(self._buckets) - self._recent.size)
+        self._state.keep(Ordered.of(self._buckets[lo:], self._values[lo:]))
 
     def _clear(self, k: int) -> int:
-        """The furthest used interval (after ``k``, the window moved there) up to which no check
-        can find a recovery; ``k`` where the bound cannot say."""
-        size, held, seq, refs = self._recent.size, self._held + k, self._seq, self._refs
-        for span in SPANS:
-            end = min(k + max(RECHECK, size // span // RECHECK * RECHECK), len(self._rows))
-            if end <= k or not refs:
-                return k
-            gone = Counter(map(itemgetter(0), seq[max(0, held - size) : max(0, held + end - k - size)]))
-            added: dict[int, list[int]] = {}
-            for b, v in seq[held : held + end - k]:
-                added.setdefault(b, []).append(v)
-            if all(ref.cannot_recover(self.window, gone, added, self._cfg) for _, ref in refs):
+        """The furthest used interval (from ``k`` on) up to which no check can find a recovery;
+        ``k`` - 1 where the bound cannot rule out the check after the ``k``-th."""
+        size, held, n = self._recent.size, self._held, len(self._rows)
+        least, buckets = self._cfg.min_stratum, self._buckets
+        for span in (*SPANS, None):
+            end = k if span is None else min(k + max(RECHECK, size // span // RECHECK * RECHECK), n)
+            first, inner = max(0, held + k - size), Counter(buckets[max(0, held + end - size) : held + k])
+            if not any(
+                Reference.may_recover(Counter(keys[first : held + end]), inner, least) for keys in self._keys
+            ):
                 return end
-        return k
-
-    def _move(self, k: int) -> None:
-        """The sorted copy to the window after the stretch's ``k``-th used interval."""
-        held, done, size, seq = self._held, self._done, self._recent.size, self._seq
-        first, gone = max(0, held + done - size), max(0, held + k - size)
-        if gone > held + done:  # moved by more than the window's size: anew
-            self.window = Ordered(_strata_of(seq, gone, held + k))
-        else:
-            self.window.move(seq[first:gone], seq[held + done : held + k])
-        self._done = k
+        return k - 1

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable, Iterable
-from itertools import repeat
+from itertools import islice, repeat
+from operator import gt, sub, truediv
 from typing import Literal
 
 from acceptmon.detect.series import Point
@@ -106,6 +107,13 @@ class Persistence:
         return None
 
 
+def _smoothed(level: float, xs: list[float], lo: int, hi: int) -> float:
+    """``level`` after ``step``'s smoothing of the clipped shortfalls ``xs[lo:hi]``."""
+    for x in islice(xs, lo, hi):
+        level += 0.05 * (((x if x < 0.5 else 0.5) if x > -0.5 else -0.5) - level)
+    return level
+
+
 def _next_bad(flags: list[bool], k: int) -> int:
     """Index of the first true flag from ``k`` on, else ``len(flags)``."""
     try:
@@ -157,33 +165,64 @@ class Drift:
     def steps(
         self, buckets: list[int], values: list[float], moved: Callable[[int, Transition], None]
     ) -> None:
-        """``step`` for each pair in turn, in one loop; ``moved(index, transition)`` right when
-        one fires or resolves (its text reads ``level`` and ``sum`` as they are then)."""
-        refs, threshold, min_drop = self._refs, self.threshold, self.min_drop
-        cap = 2 * threshold
-        level, total, active = self.level, self.sum, self.active
-        for k, bucket in enumerate(buckets):
-            ref = refs.get(bucket)
-            if ref is None:
-                self._learn(bucket, values[k])
-                continue
-            # ``step``'s min/max written out (the same argument each would return, NaN included).
-            x = (ref - values[k]) / ref
-            x = x if x > -0.5 else -0.5
-            short = x if x < 0.5 else 0.5
-            level += 0.05 * (short - level)
-            y = total + short - min_drop
+        """``step`` for each pair in turn; ``moved(index, transition)`` right when one fires or
+        resolves (its text reads ``level`` and ``sum`` as they are then). Between the lines
+        that learn a reference, the shortfalls are a column (``step``'s arithmetic, at C speed)."""
+        refs, n, k = self._refs, len(buckets), 0
+        if 0.0 in refs.values() or not self.threshold > 0.0 or not -0.5 <= self.min_drop < 0.5:
+            for k, (bucket, value) in enumerate(zip(buckets, values, strict=True)):
+                t = self.step(bucket, value)
+                if t is not None:
+                    moved(k, t)
+            return
+        known = list(map(refs.get, buckets))
+        while k < n:
+            try:
+                j = known.index(None, k)
+            except ValueError:
+                j = n
+            if j > k:
+                ref, mine = (known, values) if j - k == n else (known[k:j], values[k:j])
+                self._shortfalls(list(map(truediv, map(sub, ref, mine), ref)), k, moved)
+            if j < n:
+                had = len(refs)
+                self._learn(buckets[j], values[j])
+                if len(refs) != had:  # the rest of the column sees the new reference
+                    known[j + 1 :] = map(refs.get, buckets[j + 1 :])
+            k = j + 1
+
+    def _shortfalls(self, xs: list[float], at: int, moved: Callable[[int, Transition], None]) -> None:
+        """``step``'s sums for relative shortfalls ``xs`` (the ``at``-th line first), each
+        clipped to ±0.5 where it is used (``step``'s min/max written out: the same argument
+        each would return, NaN included). While the sum is 0 and nothing is active, a shortfall
+        up to ``min_drop`` leaves it 0 (``step`` adds ``short - min_drop``, clipped at 0): such
+        stretches are skipped at C speed (a clipped shortfall is above ``min_drop``, which is
+        within ±0.5, where the unclipped one is), and the smoothed ``level`` is then taken in
+        one tight loop up to each transition."""
+        min_drop, threshold = self.min_drop, self.threshold
+        cap, total, active = 2 * threshold, self.sum, self.active
+        over = list(map(gt, xs, repeat(min_drop)))
+        i, n, done = 0, len(xs), 0
+        while i < n:
+            if not active and total == 0.0:
+                try:
+                    i = over.index(True, i)
+                except ValueError:
+                    break
+            x = xs[i]
+            y = total + ((x if x < 0.5 else 0.5) if x > -0.5 else -0.5) - min_drop
             y = y if y > 0.0 else 0.0
             total = y if y < cap else cap
+            i += 1
             if not active and total >= threshold:
                 active = True
             elif active and total == 0.0:
                 active = False
             else:
                 continue
-            self.level, self.sum, self.active = level, total, active
-            moved(k, "fire" if active else "resolve")
-        self.level, self.sum, self.active = level, total, active
+            self.level, self.sum, self.active, done = _smoothed(self.level, xs, done, i), total, active, i
+            moved(at + i - 1, "fire" if active else "resolve")
+        self.level, self.sum, self.active = _smoothed(self.level, xs, done, n), total, active
 
     def _learn(self, bucket: int, value: float) -> None:
         seen = self._learning.setdefault(bucket, [])

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import islice
+from itertools import islice, repeat, starmap
 from operator import itemgetter, le
 from typing import cast
 
@@ -31,7 +31,7 @@ UNKNOWN_LOAD = -1
 
 #: The (bucket, value) and the time of a window entry (time, bucket, value), taken at C speed.
 _PAIR = itemgetter(1, 2)
-_TIME = itemgetter(0)
+_TIME, _BUCKET, _VALUE = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 def _held_time(item: tuple[float | None, int, int]) -> float:
@@ -116,6 +116,17 @@ def seconds(ts: datetime | None) -> float | None:
     return ts.timestamp() if ts.tzinfo is not None else ts.replace(tzinfo=UTC).timestamp()
 
 
+def _counted(pairs: Iterable[tuple[int, int]]) -> Strata:
+    """(bucket, value) pairs as per-bucket histograms, counted at C speed."""
+    out: Strata = {}
+    for (bucket, value), count in Counter(pairs).items():
+        into = out.get(bucket)
+        if into is None:
+            into = out[bucket] = {}
+        into[value] = count
+    return out
+
+
 class Hists:
     """Per-bucket histograms of accept len (hundredths) with a running count."""
 
@@ -152,9 +163,10 @@ class Sliding(Hists):
     quiet server (a Decode line every few minutes) still leaves a baseline that can be tested.
     """
 
-    __slots__ = ("_floor", "_items", "_max_age", "_ordered", "_size", "added")
+    __slots__ = ("_floor", "_hists", "_items", "_max_age", "_ordered", "_size", "_stale", "added")
 
     def __init__(self, size: int, max_age: float | None = None, keep: int = 0) -> None:
+        self._stale = False
         super().__init__()
         self._items: deque[tuple[float | None, int, int]] = deque()
         self._size, self._max_age = size, max_age
@@ -165,24 +177,45 @@ class Sliding(Hists):
         self.added = 0  # intervals ever added: a copy kept in step knows it still is
 
     @property
+    def strata(self) -> Strata:
+        """The held intervals' histograms, counted again from them if a long batch left them
+        behind (``extend``): the baseline a run leaves is read once, at its end, and the recent
+        window only while a drop is open, so backfill's thousands of parts a run need not count
+        what leaves the window again."""
+        self._settle()
+        return self._hists
+
+    @strata.setter
+    def strata(self, strata: Strata) -> None:
+        self._stale, self._hists = False, strata
+
+    @property
     def size(self) -> int:
         return self._size
 
     @property
     def aged(self) -> bool:
-        """Whether intervals also leave for age (then ``pairs`` is None)."""
+        """Whether intervals also leave for age (then ``columns`` is None)."""
         return self._max_age is not None
 
-    def pairs(self) -> list[tuple[int, int]] | None:
-        """(bucket, value) of the held intervals, oldest first; None for a window with ages
+    def columns(self) -> tuple[list[int], list[int]] | None:
+        """(buckets, values) of the held intervals, oldest first; None for a window with ages
         (where what a new interval evicts depends on the times, not only on the count)."""
-        return None if self._max_age is not None else list(map(_PAIR, self._items))
+        if self._max_age is not None:
+            return None
+        return list(map(_BUCKET, self._items)), list(map(_VALUE, self._items))
+
+    def _settle(self) -> None:
+        """Count the histograms again if they were left behind (before any interval leaves)."""
+        if self._stale:
+            self._stale, self._hists = False, _counted(map(_PAIR, self._items))
 
     def _evict(self) -> None:
         _, bucket, value = self._items.popleft()
         self.remove(bucket, value)
 
     def add(self, bucket: int, value: int, at: float | None = None) -> None:
+        self._settle()
         self.added += 1
         items = self._items
         self._ordered = self._ordered and at is not None and (not items or (items[-1][0] or 0.0) <= at)
@@ -196,22 +229,28 @@ class Sliding(Hists):
 
     def extend(self, buckets: Sequence[int], values: Sequence[int], ats: Sequence[float | None] = ()) -> None:
         """``add`` for each (bucket, value[, at]) in turn, with the same evictions, in one loop."""
-        items, size, max_age, strata = self._items, self._size, self._max_age, self.strata
+        items, size, max_age = self._items, self._size, self._max_age
         self.added += len(buckets)
-        if max_age is None and len(buckets) >= size > 0:  # all that stays is new: build it afresh
-            items.clear()
-            strata.clear()
-            self.n = 0
-            keep = len(buckets) - size
-            buckets, values, ats = buckets[keep:], values[keep:], ats[keep:] if ats else ()
-        n, floor = self.n, self._floor
-        if buckets:
-            self._ordered = self._in_order_after(ats)
         aged = max_age is not None and bool(ats)
-        span = 0.0 if max_age is None else max_age  # read only when aged
         if aged and len(buckets) >= _BULK:
+            self._ordered = self._in_order_after(ats)
             self._extend_aged(buckets, values, ats)
             return
+        if max_age is None and len(buckets) >= size > 0:  # all that stays is new: build it afresh
+            keep = len(buckets) - size
+            buckets, values, ats = buckets[keep:], values[keep:], ats[keep:] if ats else ()
+            items.clear()
+            if ats:
+                items.extend(zip(ats, buckets, values, strict=True))
+            else:
+                items.extend(zip(repeat(None), buckets, values, strict=False))
+            self._ordered = self._in_order_after(ats)
+            self.n, self._stale = size, True  # counted when read
+            return
+        strata, n, floor = self.strata, self.n, self._floor
+        if buckets:
+            self._ordered = self._in_order_after(ats)
+        span = 0.0 if max_age is None else max_age  # read only when aged
         popleft, append, known = items.popleft, items.append, strata.get
         for k, bucket in enumerate(buckets):
             value = values[k]
@@ -247,37 +286,18 @@ class Sliding(Hists):
         self, buckets: Sequence[int], values: Sequence[int], ats: Sequence[float | None]
     ) -> None:
         """``extend`` with ages for a long batch: the evictions are found on the times alone
-        (``add``'s rule, step by step), then the histograms change once per distinct pair."""
+        (``add``'s rule, step by step) and the intervals move at C speed; the histograms are
+        counted again only when next read (``strata``)."""
         items, old = self._items, len(self._items)
         lo = self._kept_from(ats)
         gone = min(lo, old)
-        first = lo - gone  # new intervals evicted within the batch never reach the histograms
-        strata = self.strata
+        first = lo - gone  # new intervals evicted within the batch never reach the window
         if gone == old:  # nothing held before stays (a batch longer than the window)
-            strata.clear()
             items.clear()
-        elif gone:
-            leaving = Counter(map(_PAIR, islice(items, gone)))
-            popleft = items.popleft
-            for _ in range(gone):  # from the left only: the window is not copied per part
-                popleft()
-            for (bucket, value), c in leaving.items():
-                h = strata[bucket]
-                left = h[value] - c
-                if left:
-                    h[value] = left
-                else:
-                    del h[value]
-                    if not h:
-                        del strata[bucket]
-        kept_b, kept_v = buckets[first:], values[first:]
-        for (bucket, value), c in Counter(zip(kept_b, kept_v, strict=True)).items():
-            into = strata.get(bucket)
-            if into is None:
-                into = strata[bucket] = {}
-            into[value] = into.get(value, 0) + c
-        items.extend(zip(ats[first:], kept_b, kept_v, strict=True))
-        self.n += len(kept_b) - gone
+        else:  # popped from the left only (the window is not copied per part), at C speed
+            deque(starmap(items.popleft, repeat((), gone)), maxlen=0)
+        items.extend(zip(ats[first:], buckets[first:], values[first:], strict=True))
+        self.n, self._stale = len(items), True
 
     def _kept_from(self, ats: Sequence[float | None]) -> int:
         """Where the window starts (an index into the held intervals then ``ats``) once a long
@@ -286,11 +306,13 @@ class Sliding(Hists):
         max_age = self._max_age
         assert max_age is not None
         old = len(items)
-        if not self._ordered:  # not known: read them
+        in_order = self._ordered  # ``extend`` has just found the held times and ``ats`` in order
+        if not in_order:  # not known: read them
             times = list(map(_TIME, items))
             self._ordered = None not in times and all(map(le, times, islice(times, 1, None)))
+            in_order = self._in_order_after(ats)
         n = len(ats)
-        if old <= size and self._in_order_after(ats) and (last := ats[-1]) is not None:
+        if old <= size and in_order and (last := ats[-1]) is not None:
             # Times in order (the usual case): both of ``add``'s bounds on the window's start
             # only grow from line to line, so where the last line leaves it is all that counts:
             # past the ``size`` newest, and past the too old ones while ``floor`` stay.

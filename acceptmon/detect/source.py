@@ -566,7 +566,9 @@ class SourceState:
         """The recent window sorted per bucket: the copy kept in step with it, or a new one."""
         recent, kept = self.current.recent, self._sorted
         if kept is None or kept[0] is not recent or kept[1] != recent.added:
-            kept = self._sorted = (recent, recent.added, Ordered(recent.strata))
+            held = recent.columns()  # sorted off the intervals: the histograms may wait (``Sliding``)
+            kept = (recent, recent.added, Ordered(recent.strata) if held is None else Ordered.of(*held))
+            self._sorted = kept
         return kept[2]
 
     def _stretch_checks(
@@ -579,8 +581,9 @@ class SourceState:
     ) -> Stretch | None:
         """``bulk.CheckFactory``: the recovery checks of a stretch while a drop is open."""
         rd = self.current
-        held = rd.recent.pairs() if self.refs else None
+        held = rd.recent.columns() if self.refs else None
         if held is None:
             return None
-        window = (rd.recent, held, self._ordered())
-        return Stretch(self, self.cfg, window, (buckets, centis, rows), (rd.used, rd.checked_at, last), at)
+        return Stretch(
+            self, self.cfg, (rd.recent, held), (buckets, centis, rows), (rd.used, rd.checked_at, last), at
+        )

@@ -10,29 +10,23 @@ within one stratum so that load does not pass for a swing, and taken as a
 ratio so that it carries over to strata where the swing was not seen (a mix
 that swung by day may swing at night). The last window may sit at the high,
 so a plain restart must fall below the window's level times that ratio.
-Memory: one block's histogram and three numbers per stratum.
+Memory: one block's values and three numbers per stratum.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from itertools import compress, repeat
-from operator import eq
-
-from acceptmon.detect.series import Strata
-from acceptmon.detect.stats import hist_median
 
 
 class Swing:
     """Per load bucket: the block being filled, and the lowest and highest block medians."""
 
-    __slots__ = ("blocks", "counts", "highs", "lows", "size")
+    __slots__ = ("blocks", "highs", "lows", "size")
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.blocks: Strata = {}
-        self.counts: dict[int, int] = {}
+        #: bucket → the values of its block being filled, in order (fewer than ``size``)
+        self.blocks: dict[int, list[int]] = {}
         #: bucket → the lowest block median (hundredths); → (the highest, blocks closed)
         self.lows: dict[int, float] = {}
         self.highs: dict[int, tuple[float, int]] = {}
@@ -40,47 +34,39 @@ class Swing:
     def add(self, bucket: int, value: int) -> None:
         if not self.size:
             return
-        h = self.blocks.get(bucket)
-        if h is None:
-            h = self.blocks[bucket] = {}
-        h[value] = h.get(value, 0) + 1
-        n = self.counts[bucket] = self.counts.get(bucket, 0) + 1
-        if n >= self.size:
-            self._close(bucket)
+        block = self.blocks.setdefault(bucket, [])
+        block.append(value)
+        if len(block) >= self.size:
+            del self.blocks[bucket]
+            self._close(bucket, block)
 
     def extend(self, buckets: Sequence[int], values: Sequence[int]) -> None:
         """``add`` for each pair in turn: per bucket, its values in order, a block at a time.
         Buckets never meet (each has its own block, low and high), so going bucket by bucket
-        leaves what going pair by pair does; a block this batch fills alone needs no
-        histogram, only its median (the same order statistics, off the sorted values)."""
-        size, blocks, counts = self.size, self.blocks, self.counts
+        leaves what going pair by pair does; a block's median is read off its sorted values."""
+        size, blocks = self.size, self.blocks
         if not size:
             return
-        lo, hi = (size + 1) // 2 - 1, size // 2
-        for bucket in dict.fromkeys(buckets):
-            mine = list(compress(values, map(eq, buckets, repeat(bucket))))  # at C speed
-            at, have = 0, counts.get(bucket, 0)
-            while at < len(mine):
-                take = min(size - have, len(mine) - at)
-                if take == size:
-                    block = sorted(mine[at : at + size])
-                    self._level(bucket, (block[lo] + block[hi]) / 2)
-                    at += size
-                    continue
-                h = blocks.get(bucket)
-                if h is None:
-                    h = blocks[bucket] = {}
-                for value, c in Counter(mine[at : at + take]).items():
-                    h[value] = h.get(value, 0) + c
-                at, have = at + take, have + take
-                counts[bucket] = have
-                if have >= size:
-                    self._close(bucket)
-                    have = 0
+        groups: dict[int, list[int]] = {bucket: [] for bucket in dict.fromkeys(buckets)}
+        # One pass: cheaper than a filtered copy of the column per bucket (there are several).
+        for bucket, value in zip(buckets, values, strict=True):
+            groups[bucket].append(value)
+        for bucket, mine in groups.items():
+            held = blocks.pop(bucket, None)
+            if held:
+                mine[:0] = held
+            at, n = 0, len(mine)
+            while n - at >= size:
+                self._close(bucket, mine[at : at + size])
+                at += size
+            if at < n:
+                blocks[bucket] = mine[at:]
 
-    def _close(self, bucket: int) -> None:
-        del self.counts[bucket]
-        self._level(bucket, hist_median(self.blocks.pop(bucket)))
+    def _close(self, bucket: int, block: list[int]) -> None:
+        """A full block: its median (``median_ci``'s, off the sorted values) is a level."""
+        block.sort()
+        n = len(block)
+        self._level(bucket, (block[(n + 1) // 2 - 1] + block[n // 2]) / 2)
 
     def _level(self, bucket: int, level: float) -> None:
         """A closed block's median: the bucket's lowest and highest so far."""

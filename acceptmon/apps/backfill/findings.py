@@ -37,6 +37,9 @@ class HistoryFindings:
 
     def observe_run_start(self, run: Run) -> None:
         self.detector.observe_run_start(run)
+        judged = self.detector.judged(run)
+        if judged is not None:  # the ending run's verdict, counted as the agent announces it
+            self._raise(judged)
 
     def observe(self, record: Record) -> None:
         self.detector.observe(record)
@@ -51,11 +54,7 @@ class HistoryFindings:
         """The finding families of ``source`` as the agent serves them now (the last sample's
         again while its findings have not changed: a finding stays open for days of samples)."""
         found = [self._identify(f) for f in self.detector.evaluate(source=source) if f.source == source]
-        for f in found:
-            if f.active and f.key not in self._fired:
-                self._fired.add(f.key)
-                key = (f.rule, f.source, str(f.severity))
-                self.raised[key] = self.raised.get(key, 0) + 1
+        self._raise(found)
         raised = {k: n for k, n in self.raised.items() if k[1] == source}
         if not found and not raised:
             return []
@@ -74,6 +73,14 @@ class HistoryFindings:
         ]
         self._last[source] = (state, out)
         return out
+
+    def _raise(self, found: list[Finding]) -> None:
+        """Count the findings that fire, once each, as ``acceptmon_findings_total`` does."""
+        for f in found:
+            if f.active and f.key not in self._fired:
+                self._fired.add(f.key)
+                key = (f.rule, f.source, str(f.severity))
+                self.raised[key] = self.raised.get(key, 0) + 1
 
     def _identify(self, f: Finding) -> Finding:
         """The finding with its run's config hash, as the agent labels it."""
