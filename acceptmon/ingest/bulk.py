@@ -34,6 +34,12 @@ from acceptmon.runs.batch import DecodeBatch, floats
 #: Every digit as ``0``: lines that differ only in numbers become one (``_holds``).
 _FOLD = str.maketrans("123456789", "000000000")
 _FOLDED_EVENTS = tuple(m.translate(_FOLD) for m in EVENT_MARKERS)
+#: What a chunk is searched for to find request dumps → the markers starting with it: one
+#: search for the two that start with ``Receive`` (each search of a whole chunk costs).
+_REQUEST_SCANS = {
+    scan: tuple(m for m in REQUEST_MARKERS if m.startswith(scan))
+    for scan in ("Receive", *(m for m in REQUEST_MARKERS if not m.startswith("Receive")))
+}
 #: A dump from its marker to its line's end, and its continuation: the lines up to the next log entry (or the text's end).
 _CONTINUED = re.compile(rf"[^\n]*+(?:\n(?!{ENTRY.pattern})[^\n]*+)*+")
 
@@ -77,8 +83,8 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = Tru
         return
     # Markers cannot span lines, so whole-chunk searches of the joined text answer
     # "does any line hold one" at C speed.
-    block = "\n".join(lines)
-    requests = any(m in block for m in REQUEST_MARKERS) and not _plain_requests(block)
+    block = chunk.text if chunk.text is not None else "\n".join(lines)
+    requests = any(m in block for m in _REQUEST_SCANS) and not _plain_requests(block)
     if requests and split and not parser.in_request:
         # Often only the last dump is the trouble (its continuation may go on in the
         # next chunk): the lines before it keep the bulk path, the rest are cut.
@@ -177,16 +183,19 @@ def _plain_requests(block: str) -> bool:
         return _plain_requests_by_line(block)
     dumps: list[str] = []
     find, rfind, rest = block.find, block.rfind, _CONTINUED.match
-    for marker in REQUEST_MARKERS:
-        at = find(marker)
+    for scan, markers in _REQUEST_SCANS.items():
+        at = find(scan)
         while at >= 0:
+            if not block.startswith(markers, at):
+                at = find(scan, at + 1)
+                continue
             dump = rest(block, at)  # always matches (every part is optional)
             end = dump.end() if dump is not None else len(block)
             if end == len(block):  # the dump may go on in the next chunk
                 return False
             dumps.append(block[rfind("\n", 0, at) + 1 : end])
             # A marker inside this dump's continuation adds no text to check.
-            at = find(marker, end)
+            at = find(scan, end)
     return not _marked("\n".join(dumps))  # markers cannot span lines: one search for all
 
 

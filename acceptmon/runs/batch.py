@@ -51,6 +51,8 @@ DecodeRow = tuple[
 #: A Prefill line's values in ``PrefillSample`` order after ``meta``: its stamp first, its line number last.
 PrefillRow = tuple[Stamp, int, int, int | None, int | None, int | None, float | None, Extras, int]
 _T = TypeVar("_T")
+#: How many of a column's first values ``floats`` looks at to choose how to convert it.
+_SAMPLE = 64
 
 
 class DecodeBatch:
@@ -535,7 +537,11 @@ def strata_of(edges: tuple[int, ...], running: list[int], lens: list[float]) -> 
 
 
 def floats(col: list[str]) -> list[float]:
-    """``float`` of each, converted once per distinct text (a column holds few)."""
+    """``float`` of each, converted once per distinct text where a column holds few
+    (accept lengths, usage); a column whose first values all differ (throughputs) is
+    converted value by value, which is then twice as fast as a table."""
+    if len(set(col[:_SAMPLE])) > _SAMPLE // 2:
+        return list(map(float, col))
     distinct = set(col)
     table = dict(zip(distinct, map(float, distinct), strict=True))
     return list(map(table.__getitem__, col))
