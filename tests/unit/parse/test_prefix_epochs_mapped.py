@@ -21,7 +21,14 @@ PLAIN = [
     for s in (0, 1, 30, 59)
     for rank in ("", " TP0", " DP1 TP3")
 ]
-ODD = ["[2026-03-29 01:00:00.250 TP0] ", "2026-03-29 01:00:07,125 INFO ", "no time at all ", "", "[x] ", "[2026-03-29 01:07:6x] "]
+ODD = [
+    "[2026-03-29 01:00:00.250 TP0] ",
+    "2026-03-29 01:00:07,125 INFO ",
+    "no time at all ",
+    "",
+    "[x] ",
+    "[2026-03-29 01:07:6x] ",
+]
 
 
 @pytest.mark.parametrize("zone", [ZoneInfo("UTC"), timezone(timedelta(hours=5, minutes=30))])
