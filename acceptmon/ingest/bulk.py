@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from itertools import compress, repeat
-from operator import contains, itemgetter, not_
+from operator import contains, getitem, itemgetter, not_
 from typing import TYPE_CHECKING, Protocol
 
 from acceptmon.metrics.store import accept_len_range
@@ -111,7 +111,7 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = Tru
         # A Prefill line is an event only in front of its marker (as ``_cut`` reads it):
         # the long rest of it need not be searched.
         screened = list(compress(others, map(not_, is_prefill)))
-        screened += [t[: t.find(PREFILL)] for t in prefill]
+        screened += map(getitem, prefill, map(slice, repeat(None), map(str.find, prefill, repeat(PREFILL))))
         if not _holds(screened):
             _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), prefill)
             return

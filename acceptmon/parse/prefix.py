@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
-from itertools import repeat
+from itertools import compress, repeat
 from operator import add, is_, itemgetter, mul, truediv
 
 from acceptmon.log_time import LocalTime
@@ -257,22 +257,26 @@ class PrefixCache:
     def _fixed_epochs(self, prefixes: list[str]) -> dict[str, float | None]:
         """``epoch`` of each distinct prefix in a fixed-offset zone: ``epoch``'s minute rule
         mapped over them at C speed (a busy log has a new prefix every second, and a Python
-        step per prefix cost more than the arithmetic); prefixes of an unknown minute, or
-        not plain, go through ``epoch``, in order, and teach it the minute for the rest."""
+        step per prefix cost more than the arithmetic). A minute not seen yet is learned
+        from its first prefix (``epoch``), then mapped like the others; a prefix that is
+        not plain goes through ``epoch`` alone."""
         distinct = list(dict.fromkeys(prefixes))
         secs: list[int] = list(map(_SECONDS.get, map(itemgetter(_SEC), distinct), repeat(-1)))
         keys: list[str] = list(map(add, map(itemgetter(_HEAD), distinct), map(itemgetter(_TAIL), distinct)))
-        minutes = self._minutes
+        minutes, one = self._minutes, self.epoch
         found = list(map(minutes.get, keys, repeat(_NO_MINUTE)))
+        if any(map(is_, found, repeat(_NO_MINUTE))):
+            unknown = compress(zip(keys, distinct, strict=True), map(is_, found, repeat(_NO_MINUTE)))
+            for p in dict(reversed(list(unknown))).values():  # the first prefix of each new minute
+                one(p)
+            found = list(map(minutes.get, keys, repeat(_NO_MINUTE)))
         values: list[float | None] = list(
             map(truediv, map(add, map(itemgetter(1), found), map(mul, secs, repeat(_US))), repeat(_US))
         )
         if any(map(is_, found, repeat(_NO_MINUTE))) or -1 in secs:
-            one = self.epoch
             for i, (seen, sec) in enumerate(zip(found, secs, strict=True)):
                 if seen is _NO_MINUTE or sec < 0:
-                    minute = minutes.get(keys[i], _NO_MINUTE) if sec >= 0 else _NO_MINUTE
-                    values[i] = one(distinct[i]) if minute is _NO_MINUTE else (minute[1] + sec * _US) / _US
+                    values[i] = one(distinct[i])
         return dict(zip(distinct, values, strict=True))
 
     def epoch(self, prefix: str) -> float | None:
