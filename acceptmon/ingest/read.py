@@ -9,7 +9,6 @@ it) and feed each log's files, oldest first, through a pipeline from
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -19,6 +18,7 @@ from datetime import tzinfo
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
+from acceptmon.ingest.garbage import young_garbage_kept
 from acceptmon.ingest.joins import JoinClock
 from acceptmon.model import SpecConfig
 from acceptmon.runs.draft_config import draft_reader
@@ -127,26 +127,6 @@ def _feed_stdin(pipeline: Pipeline, name: str) -> str | None:
         source.close()
     health = source.health()
     return f"{STDIN}: {health.last_error}" if health.errors else None
-
-
-@contextmanager
-def young_garbage_kept() -> Iterator[None]:
-    """Collect the youngest objects every ``YOUNG`` allocations, not every 700, until exit.
-
-    Reading a log makes objects by the hundred thousand that die young and hold no cycles
-    (regex rows, columns): collecting them 700 at a time, and the older generations as
-    often as that triggers, cost ~6% of ``oneshot`` on the 1M-line bench log.
-    """
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], YOUNG), *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
-#: The youngest generation's threshold while logs are read to their end.
-YOUNG = 100_000
 
 
 def read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] | None = None) -> list[str]:

@@ -5,23 +5,18 @@ lines joined, so the bulk path never joins a million lines again; where it is no
 carriage return stripped, an overlong line dropped, a container log unwrapped) there is
 none, and the bulk path joins the lines itself. The marker searches over that text
 (``_holds``, ``_REQUEST_SCANS``) answer as a search of every line for every marker would.
-Reading logs to their end collects young garbage less often (``read.young_garbage_kept``).
 """
 
 from __future__ import annotations
 
-import gc
 import io
 import json
 from datetime import datetime
-from pathlib import Path
 
 from acceptmon.ingest import Pipeline, bulk
-from acceptmon.ingest.read import YOUNG, read_logs
 from acceptmon.model import Chunk
 from acceptmon.parse.markers import EVENT_MARKERS, REQUEST_MARKERS
 from acceptmon.sources.chunks import read_chunks
-from acceptmon.sources.files import Log
 from acceptmon.sources.lines import READ_SIZE
 from acceptmon.testing.synth import decode_line
 
@@ -81,23 +76,3 @@ def test_every_request_marker_is_found_by_one_of_the_scans() -> None:
     found = [m for scan, markers in bulk._REQUEST_SCANS.items() for m in markers if m.startswith(scan)]
     assert sorted(found) == sorted(REQUEST_MARKERS)
     assert len(bulk._REQUEST_SCANS) < len(REQUEST_MARKERS)
-
-
-def test_reading_logs_collects_young_garbage_less_often_and_restores_the_threshold(tmp_path: Path) -> None:
-    log = tmp_path / "gpu.log"
-    log.write_text(START + "\n" + decode_line(T0, 2.5) + "\n")
-    seen: list[int] = []
-
-    class Spy:
-        def observe_run_start(self, run: object) -> None:
-            seen.append(gc.get_threshold()[0])
-
-        def observe(self, record: object) -> None: ...
-
-        def observe_batch(self, batch: object) -> None: ...
-
-    before = gc.get_threshold()
-    pipeline = Pipeline()
-    pipeline.consumers.append(Spy())
-    assert read_logs(pipeline, [Log("gpu", (str(log),))]) == []
-    assert seen == [max(before[0], YOUNG)] and gc.get_threshold() == before
