@@ -10,6 +10,8 @@ validating regex. Anything the bulk regexes do not account for line for line
 (an unknown layout, a damaged or out-of-range value, no run yet) sends the
 stretch down the per-line path, so results never differ from the records
 path (a test checks this on every sample and golden case, for every consumer).
+Most chunks hold no event: they go whole (``_whole``) once the few places the
+per-line parser could read a marker in are searched, each distinct line once.
 
 Chunks that hold a request dump (``--log-requests``) that quotes a marker,
 or start inside one, go line by line there: which markers count depends on
@@ -40,7 +42,8 @@ _REQUEST_SCANS = {
     scan: tuple(m for m in REQUEST_MARKERS if m.startswith(scan))
     for scan in ("Receive", *(m for m in REQUEST_MARKERS if not m.startswith("Receive")))
 }
-#: A dump from its marker to its line's end, and its continuation: the lines up to the next log entry (or the text's end).
+#: A dump from its marker to its line's end, and its continuation: the lines up to the next
+#: log entry (or the text's end).
 _CONTINUED = re.compile(rf"[^\n]*+(?:\n(?!{ENTRY.pattern})[^\n]*+)*+")
 
 if TYPE_CHECKING:
