@@ -45,6 +45,8 @@ class Chunk:
     has been processed. ``times`` is the container runtime's raw RFC 3339 time
     of each line (None for a plain file); ``errors`` counts (kind, n) of lines
     the source could not turn into lines (a damaged or overlong container record).
+    ``text`` is ``"\n".join(lines)`` where the reader has that string already (the
+    decoded bytes it split), so the bulk path searches it without joining the lines again.
     """
 
     source: str
@@ -54,6 +56,7 @@ class Chunk:
     path: str = ""
     times: tuple[str | None, ...] | None = None
     errors: tuple[tuple[str, int], ...] = ()
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

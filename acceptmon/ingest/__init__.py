@@ -88,8 +88,9 @@ ZoneOf = Callable[[str], tzinfo]
 
 
 class Pipeline:
-    """``year_hint`` gives vLLM's year-less lines a year from the latest chunk of their
-    source (e.g. its file's mtime); ``year`` pins it instead; ``zone`` names each
+    """``year_hint`` gives vLLM's year-less lines a year from where the latest chunk of
+    their source came from (e.g. its file's mtime; it is handed the chunk without its
+    lines); ``year`` pins it instead; ``zone`` names each
     source's time zone (default UTC, so tables and goldens do not depend on the host);
     ``ahead`` (the live agent's) keeps times ahead of the host clock from being trusted."""
 
@@ -122,7 +123,8 @@ class Pipeline:
 
     def _parser(self, chunk: Chunk) -> LineParser:
         source = chunk.source
-        self._latest[source] = chunk
+        # Where the lines came from is all a year hint reads: their text need not outlive the feed.
+        self._latest[source] = Chunk(source, (), chunk.lineno, chunk.end, chunk.path)
         parser = self._parsers.get(source)
         if parser is None:
             zone = self._zone(source) if self._zone else UTC

@@ -10,6 +10,8 @@ validating regex. Anything the bulk regexes do not account for line for line
 (an unknown layout, a damaged or out-of-range value, no run yet) sends the
 stretch down the per-line path, so results never differ from the records
 path (a test checks this on every sample and golden case, for every consumer).
+Most chunks hold no event: they go whole (``_whole``) once the few places the
+per-line parser could read a marker in are searched, each distinct line once.
 
 Chunks that hold a request dump (``--log-requests``) that quotes a marker,
 or start inside one, go line by line there: which markers count depends on
@@ -18,9 +20,10 @@ the per-line parser's request state (see parse/line.py).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from itertools import compress, repeat
-from operator import contains, itemgetter, not_
+from operator import contains, getitem, itemgetter, not_
 from typing import TYPE_CHECKING, Protocol
 
 from acceptmon.metrics.store import accept_len_range
@@ -29,6 +32,19 @@ from acceptmon.parse.line import ENTRY
 from acceptmon.parse.markers import EVENT_MARKERS, EVENTS, REQUEST, REQUEST_MARKERS
 from acceptmon.parse.sglang import DECODE, PREFILL, WINDOW
 from acceptmon.runs.batch import DecodeBatch, floats
+
+#: Every digit as ``0``: lines that differ only in numbers become one (``_holds``).
+_FOLD = str.maketrans("123456789", "000000000")
+_FOLDED_EVENTS = tuple(m.translate(_FOLD) for m in EVENT_MARKERS)
+#: What a chunk is searched for to find request dumps → the markers starting with it: one
+#: search for the two that start with ``Receive`` (each search of a whole chunk costs).
+_REQUEST_SCANS = {
+    scan: tuple(m for m in REQUEST_MARKERS if m.startswith(scan))
+    for scan in ("Receive", *(m for m in REQUEST_MARKERS if not m.startswith("Receive")))
+}
+#: A dump from its marker to its line's end, and its continuation: the lines up to the next
+#: log entry (or the text's end).
+_CONTINUED = re.compile(rf"[^\n]*+(?:\n(?!{ENTRY.pattern})[^\n]*+)*+")
 
 if TYPE_CHECKING:
     from acceptmon.metrics.store import Store
@@ -70,9 +86,12 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = Tru
         return
     # Markers cannot span lines, so whole-chunk searches of the joined text answer
     # "does any line hold one" at C speed.
-    block = "\n".join(lines)
-    requests = any(m in block for m in REQUEST_MARKERS) and not _plain_requests(block)
-    if requests and split and not parser.in_request:
+    block = chunk.text if chunk.text is not None else "\n".join(lines)
+    # Most chunks hold no event at all: then the whole chunk is one stretch, in bulk.
+    if "\x1b" not in block and "\r" not in block and _whole(pipeline, chunk, parser, block):
+        return
+    requests = any(m in block for m in _REQUEST_SCANS) and not _plain_requests(block)
+    if requests and split:
         # Often only the last dump is the trouble (its continuation may go on in the
         # next chunk): the lines before it keep the bulk path, the rest are cut.
         last = max(block.rfind(m) for m in REQUEST_MARKERS)
@@ -83,26 +102,37 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = Tru
             feed(pipeline, head, parser, split=False)
             _cut(pipeline, tail, parser, tail.lines, True)
             return
-    # Most chunks hold no event at all: find that out with C-level passes only.
-    if (
-        not requests
-        and not parser.in_request
-        and "\x1b" not in block
-        and "\r" not in block
-        and WINDOW not in block
-    ):
-        decode = list(map(contains, lines, repeat(DECODE)))
-        others = list(compress(lines, map(not_, decode)))
-        is_prefill = list(map(contains, others, repeat(PREFILL)))
-        prefill = list(compress(others, is_prefill))
-        # A Prefill line is an event only in front of its marker (as ``_cut`` reads it):
-        # the long rest of it need not be searched.
-        screened = list(compress(others, map(not_, is_prefill)))
-        screened += [t[: t.find(PREFILL)] for t in prefill]
-        if not _holds(screened, EVENT_MARKERS):
-            _stretch(pipeline, chunk, parser, 0, len(lines), list(compress(lines, decode)), prefill)
-            return
     _cut(pipeline, chunk, parser, lines, requests)
+
+
+def _whole(pipeline: Pipeline, chunk: Chunk, parser: LineParser, block: str) -> bool:
+    """The whole chunk as one bulk stretch when nothing in it needs the per-line parser;
+    False, with nothing done, when something may (then the chunk is cut at its events).
+
+    Markers are searched only where the per-line parser could read a request or an event:
+    in lines with neither batch marker, in Prefill lines in front of their marker, and in
+    Decode lines' prefixes; each distinct digit-folded line once (``_distinct``). What
+    follows the marker of a Decode line the layout matched, or of a Prefill line, is read
+    as that batch whatever it quotes; a Decode line that is no Decode batch (SGLang's
+    ``#window`` lines) or is damaged fails the layout, and so this path.
+    """
+    lines = chunk.lines
+    decode = list(map(contains, lines, repeat(DECODE)))
+    others = list(compress(lines, map(not_, decode)))
+    is_prefill = list(map(contains, others, repeat(PREFILL)))
+    prefill = list(compress(others, is_prefill))
+    searched = list(compress(others, map(not_, is_prefill)))
+    searched += map(getitem, prefill, map(slice, repeat(None), map(str.find, prefill, repeat(PREFILL))))
+    decoded = list(compress(lines, decode))
+    prefixes: list[str] = list(map(getitem, decoded, map(slice, map(str.rfind, decoded, repeat(DECODE)))))
+    searched += dict.fromkeys(prefixes)
+    distinct = _distinct(searched)
+    scans = tuple(scan for scan in _REQUEST_SCANS if scan in distinct)
+    if scans and not _plain_requests(block, scans):
+        return False
+    if any(m in distinct for m in _FOLDED_EVENTS):
+        return False
+    return _stretch(pipeline, chunk, parser, 0, len(lines), decoded, prefill, prefixes, whole=True)
 
 
 def _cut(
@@ -140,43 +170,53 @@ def _cut(
         _stretch(pipeline, chunk, parser, start, len(lines))
 
 
-def _holds(lines: list[str], markers: tuple[str, ...]) -> bool:
-    """Whether any line holds any marker: one substring search per marker over the joined
-    lines (several times faster than the alternation regex over the same text)."""
-    block = "\n".join(lines)
-    return any(m in block for m in markers)
+def _distinct(lines: list[str]) -> str:
+    """The distinct lines with every digit folded to 0, joined: what a marker search of the
+    lines needs to look at. Lines that differ only in their numbers (times, ports, ids: a
+    busy log's noise) become one, and a marker in a line is in its folded line (markers
+    fold alike), so a miss is exact; a hit may be false (digits a marker does not have)."""
+    folded = "\n".join(lines).translate(_FOLD)
+    return "\n".join(set(folded.split("\n")))
+
+
+def _holds(lines: list[str]) -> bool:
+    """Whether any line may hold an event marker (a miss is exact; a hit may be false,
+    and ``_cut`` then finds nothing to cut at)."""
+    distinct = _distinct(lines)
+    return any(m in distinct for m in _FOLDED_EVENTS)
 
 
 def _never(_text: str) -> None:
     return None
 
 
-def _plain_requests(block: str) -> bool:
+def _plain_requests(block: str, scans: tuple[str, ...] = tuple(_REQUEST_SCANS)) -> bool:
     """Whether every request dump is plain noise to the per-line parser too.
 
     True when no dump quotes a batch marker (the bulk regexes would see it) and
     the lines that continue it, up to the next log entry in this chunk (which
     ends the parser's request state), hold no marker either: then the dumps
-    need no cut and the chunk keeps its bulk path. ``block`` is the chunk's lines joined.
+    need no cut and the chunk keeps its bulk path. ``block`` is the chunk's lines joined;
+    ``scans``: the ``_REQUEST_SCANS`` to look for (``_whole`` knows the others cannot matter).
     """
     if "\r" in block or "\x1b" in block:
         return _plain_requests_by_line(block)
     dumps: list[str] = []
-    find, rfind, entry = block.find, block.rfind, ENTRY.match
-    for marker in REQUEST_MARKERS:
-        at = find(marker)
+    find, rfind, rest = block.find, block.rfind, _CONTINUED.match
+    for scan in scans:
+        markers = _REQUEST_SCANS[scan]
+        at = find(scan)
         while at >= 0:
-            start = rfind("\n", 0, at) + 1
-            end = find("\n", at)
-            if end < 0:
+            if not block.startswith(markers, at):
+                at = find(scan, at + 1)
+                continue
+            dump = rest(block, at)  # always matches (every part is optional)
+            end = dump.end() if dump is not None else len(block)
+            if end == len(block):  # the dump may go on in the next chunk
                 return False
-            while entry(block, end + 1) is None:  # the continuation, up to the next entry
-                end = find("\n", end + 1)
-                if end < 0:
-                    return False
-            dumps.append(block[start:end])
+            dumps.append(block[rfind("\n", 0, at) + 1 : end])
             # A marker inside this dump's continuation adds no text to check.
-            at = find(marker, end)
+            at = find(scan, end)
     return not _marked("\n".join(dumps))  # markers cannot span lines: one search for all
 
 
@@ -210,7 +250,7 @@ def _found(block: str) -> Iterator[int]:
 def _marked(text: str) -> bool:
     """Whether the text holds a batch or event marker (substring searches: several times
     faster than the ``EVENTS`` alternation over the same text, with the same answer)."""
-    return DECODE in text or PREFILL in text or _holds([text], EVENT_MARKERS)
+    return DECODE in text or PREFILL in text or _holds([text])
 
 
 def _continuation(pipeline: Pipeline, parser: LineParser, chunk: Chunk, start: int) -> int:
@@ -253,14 +293,18 @@ def _stretch(
     end: int,
     decode: list[str] | None = None,
     prefill: list[str] | None = None,
-) -> None:
-    """Lines [start, end) hold no event: bulk if the learned layouts cover them."""
+    prefixes: list[str] | None = None,
+    whole: bool = False,
+) -> bool:
+    """Lines [start, end) hold no event: bulk if the learned layouts cover them, else line
+    by line; ``whole``: then False instead, with nothing done. ``prefixes``: the Decode
+    lines' (as ``DecodeBatch`` reads them), where the caller has them."""
     seg = chunk.lines[start:end]
     if decode is None or prefill is None:
         decode = [t for t in seg if DECODE in t]
         prefill = [t for t in seg if DECODE not in t and PREFILL in t]
     if not decode and not prefill:
-        return
+        return True
     run = pipeline.tracker.current(chunk.source)
     rows = None
     lens = None
@@ -277,8 +321,10 @@ def _stretch(
         or (decode and rows is None)
         or (prefill and not parser.bulk_prefill("\n".join(prefill), len(prefill)))
     ):
+        if whole:
+            return False
         _by_line(pipeline, chunk, parser, start, end, bool(decode), bool(prefill))
-        return
+        return True
     stats = pipeline.store.stats(chunk.source)
     stats.counters["prefill_batches"] += len(prefill)
     if rows is not None and run is not None:
@@ -297,6 +343,7 @@ def _stretch(
                 parser.prefix_ranks,
                 parser.parse,
                 lens,
+                prefixes,
             )
         )
     elif pipeline.wants_prefill and prefill:
@@ -305,6 +352,7 @@ def _stretch(
                 record = parser.parse(text, chunk.lineno + start + offset)
                 if record is not None:
                     pipeline.sink(record)
+    return True
 
 
 def _by_line(

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 
 from acceptmon.ingest import Pipeline
+from acceptmon.ingest.garbage import young_garbage_kept
 from acceptmon.model import Run
 from acceptmon.sources.base import Source
 
@@ -54,6 +55,10 @@ class Loop:
 
     def step(self, sources: Mapping[str, Source], budget: int = BUDGET, seconds: float = SECONDS) -> int:
         """Poll every source (at most ``budget`` polls, or ``seconds``, each); return lines fed."""
+        with young_garbage_kept():  # a backlog is read in bulk (``ingest.garbage``)
+            return self._step(sources, budget, seconds)
+
+    def _step(self, sources: Mapping[str, Source], budget: int, seconds: float) -> int:
         total = 0
         self.backlog = False
         for name, source in list(sources.items()):

@@ -18,6 +18,7 @@ from datetime import tzinfo
 from acceptmon.detect.runstats import RunTable
 from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
+from acceptmon.ingest.garbage import young_garbage_kept
 from acceptmon.ingest.joins import JoinClock
 from acceptmon.model import SpecConfig
 from acceptmon.runs.draft_config import draft_reader
@@ -130,6 +131,11 @@ def _feed_stdin(pipeline: Pipeline, name: str) -> str | None:
 
 def read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] | None = None) -> list[str]:
     """Feed every log, each file in order (``done`` is told each path read); the problems met."""
+    with young_garbage_kept():
+        return _read_logs(pipeline, logs, done)
+
+
+def _read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] | None) -> list[str]:
     problems = []
     for lg in logs:
         joins = JoinClock() if len(lg.files) > 1 else None

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
-from itertools import repeat
+from itertools import compress, repeat
+from operator import add, is_, itemgetter, mul, truediv
 
 from acceptmon.log_time import LocalTime
 from acceptmon.model import Ranks
@@ -126,6 +127,10 @@ _CACHED = 512
 _MISS = float("-inf")
 #: A plain SGLang prefix's seconds, ``[YYYY-MM-DD HH:MM:SS…``: where they stand, and their values.
 _SEC = slice(18, 20)
+#: A plain prefix around its seconds: what ``_minutes`` is keyed by (``p[:18] + p[20:]``).
+_HEAD, _TAIL = slice(None, 18), slice(20, None)
+#: No minute entry (``_fixed_epochs``: its time is worked out otherwise).
+_NO_MINUTE: tuple[datetime, int, Ranks] = (datetime.min, 0, ())
 _SECONDS = {f"{s:02d}": s for s in range(60)}
 _UTC_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = 1_000_000
@@ -251,23 +256,28 @@ class PrefixCache:
 
     def _fixed_epochs(self, prefixes: list[str]) -> dict[str, float | None]:
         """``epoch`` of each distinct prefix in a fixed-offset zone: ``epoch``'s minute rule
-        written out in one loop (a busy log has a new prefix every second, so most are
-        misses, and a call and a caught ``KeyError`` each cost more than the arithmetic)."""
-        known, minutes, one = self._epochs, self._minutes, self.epoch
-        table: dict[str, float | None] = {}
-        for p in dict.fromkeys(prefixes):
-            value = known.get(p, _MISS)
-            if value is _MISS:
-                sec = _SECONDS.get(p[_SEC])
-                minute = minutes.get(p[:18] + p[20:]) if sec is not None else None
-                if minute is None or sec is None:
-                    value = one(p)
-                else:
-                    if len(known) >= _CACHED or len(minutes) >= _CACHED:
-                        self._room()
-                    value = known[p] = (minute[1] + sec * _US) / _US
-            table[p] = value
-        return table
+        mapped over them at C speed (a busy log has a new prefix every second, and a Python
+        step per prefix cost more than the arithmetic). A minute not seen yet is learned
+        from its first prefix (``epoch``), then mapped like the others; a prefix that is
+        not plain goes through ``epoch`` alone."""
+        distinct = list(dict.fromkeys(prefixes))
+        secs: list[int] = list(map(_SECONDS.get, map(itemgetter(_SEC), distinct), repeat(-1)))
+        keys: list[str] = list(map(add, map(itemgetter(_HEAD), distinct), map(itemgetter(_TAIL), distinct)))
+        minutes, one = self._minutes, self.epoch
+        found = list(map(minutes.get, keys, repeat(_NO_MINUTE)))
+        if any(map(is_, found, repeat(_NO_MINUTE))):
+            unknown = compress(zip(keys, distinct, strict=True), map(is_, found, repeat(_NO_MINUTE)))
+            for p in dict(reversed(list(unknown))).values():  # the first prefix of each new minute
+                one(p)
+            found = list(map(minutes.get, keys, repeat(_NO_MINUTE)))
+        values: list[float | None] = list(
+            map(truediv, map(add, map(itemgetter(1), found), map(mul, secs, repeat(_US))), repeat(_US))
+        )
+        if any(map(is_, found, repeat(_NO_MINUTE))) or -1 in secs:
+            for i, (seen, sec) in enumerate(zip(found, secs, strict=True)):
+                if seen is _NO_MINUTE or sec < 0:
+                    values[i] = one(distinct[i])
+        return dict(zip(distinct, values, strict=True))
 
     def epoch(self, prefix: str) -> float | None:
         """The prefix's timestamp as epoch seconds (the fast path needs only this)."""

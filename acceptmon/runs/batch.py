@@ -51,6 +51,8 @@ DecodeRow = tuple[
 #: A Prefill line's values in ``PrefillSample`` order after ``meta``: its stamp first, its line number last.
 PrefillRow = tuple[Stamp, int, int, int | None, int | None, int | None, float | None, Extras, int]
 _T = TypeVar("_T")
+#: How many of a column's first values ``floats`` looks at to choose how to convert it.
+_SAMPLE = 64
 
 
 class DecodeBatch:
@@ -102,8 +104,10 @@ class DecodeBatch:
         ranks: Callable[[list[str]], list[Ranks]],
         parse: Callable[[str, int], Record | None],
         lens: list[float] | None = None,
+        prefixes: list[str] | None = None,
     ) -> None:
-        """``lens``: the accept lengths already converted (the bulk path checks their range)."""
+        """``lens``: the accept lengths already converted (the bulk path checks their range);
+        ``prefixes``: each Decode line up to its marker, where the bulk path has them."""
         self.source, self.spec = source, spec
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
@@ -117,7 +121,7 @@ class DecodeBatch:
         self._throughput: list[float] | None = None
         self._repeated: list[int] | None = None
         self._strata: dict[tuple[int, ...], tuple[list[int], list[int]]] = {}
-        self._prefix_col: list[str] | None = None
+        self._prefix_col = prefixes
         self._stamp_col: list[Stamp] | None = None
         self._epoch_col: list[float | None] | None = None
         self._retimed = False
@@ -306,6 +310,7 @@ class DecodeBatch:
             self._ranks,
             self._parse,
             None if lens is None else lens[i:j],
+            None if self._prefix_col is None else self._prefix_col[i:j],
         )
         stamps, epochs = self._stamp_col, self._epoch_col
         if self._retimed and stamps is not None and epochs is not None:
@@ -535,7 +540,11 @@ def strata_of(edges: tuple[int, ...], running: list[int], lens: list[float]) -> 
 
 
 def floats(col: list[str]) -> list[float]:
-    """``float`` of each, converted once per distinct text (a column holds few)."""
+    """``float`` of each, converted once per distinct text where a column holds few
+    (accept lengths, usage); a column whose first values all differ (throughputs) is
+    converted value by value, which is then twice as fast as a table."""
+    if len(set(col[:_SAMPLE])) > _SAMPLE // 2:
+        return list(map(float, col))
     distinct = set(col)
     table = dict(zip(distinct, map(float, distinct), strict=True))
     return list(map(table.__getitem__, col))

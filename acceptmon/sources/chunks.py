@@ -24,7 +24,8 @@ def read_chunks(source: str, stream: Readable, path: str = "") -> Iterator[tuple
         errors = splitter.take_errors()
         if lines or errors or splitter.overlong > dropped:
             times = tuple(splitter.times) if splitter.times is not None else None
-            yield Chunk(source, tuple(lines), lineno, None, path, times, errors), splitter.overlong - dropped
+            chunk = Chunk(source, tuple(lines), lineno, None, path, times, errors, splitter.text)
+            yield chunk, splitter.overlong - dropped
             dropped = splitter.overlong
         lineno += splitter.lines_read
         if not data:

@@ -25,10 +25,12 @@ class LineSplitter:
     held until its newline arrives. Invalid UTF-8 is replaced, never fatal;
     a trailing ``\\r`` is stripped. A line longer than ``max_line`` bytes is
     dropped whole and counted in ``overlong`` (complete lines are measured in
-    characters, held partial lines in bytes); memory stays bounded.
+    characters, held partial lines in bytes); memory stays bounded. After ``feed``,
+    ``text`` is its lines joined by newlines when that is the decoded text itself
+    (nothing stripped or dropped; else None): a ``Chunk.text`` no one need join again.
     """
 
-    __slots__ = ("_pending", "_skipping", "_tail", "max_line", "overlong")
+    __slots__ = ("_pending", "_skipping", "_tail", "max_line", "overlong", "text")
 
     def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
         self._tail = b""
@@ -36,6 +38,7 @@ class LineSplitter:
         self._skipping = False
         self.max_line = max_line
         self.overlong = 0
+        self.text: str | None = None
 
     @property
     def pending(self) -> int:
@@ -50,6 +53,7 @@ class LineSplitter:
     def feed(self, data: bytes) -> tuple[list[str], int]:
         """Return (complete lines, bytes consumed up to the last newline)."""
         cut = data.rfind(b"\n")
+        self.text = None
         if cut < 0:
             self._pending += len(data)
             self._hold(self._tail + data if not self._skipping else data)
@@ -69,10 +73,13 @@ class LineSplitter:
             del out[0]
         if "\r" in text:
             out = [s.rstrip("\r") for s in out]
+        elif not skip_first:
+            self.text = text
         if len(text) > self.max_line and max(map(len, out), default=0) > self.max_line:
             keep = [s for s in out if len(s) <= self.max_line]
             self.overlong += len(out) - len(keep)
             out = keep
+            self.text = None
         return out, consumed
 
     def _hold(self, buf: bytes) -> None:

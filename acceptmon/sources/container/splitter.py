@@ -84,6 +84,12 @@ class ContainerSplitter:
         self._lines.overlong = n
 
     @property
+    def text(self) -> str | None:
+        """The last ``feed``'s lines joined by newlines, where a plain file's splitter has
+        that string (``LineSplitter.text``); None for a container log's unwrapped lines."""
+        return self._lines.text if self.format == PLAIN else None
+
+    @property
     def pending(self) -> int:
         """Bytes after the last boundary (held, or being skipped)."""
         if self.format == PLAIN:
@@ -125,6 +131,7 @@ class ContainerSplitter:
     def finish(self) -> tuple[list[str], int]:
         """The input has ended: hand out everything held, an unfinished message as it is."""
         if self.format == PLAIN:
+            self._lines.text = None
             return self.feed(b"\n") if self._lines.pending else ([], 0)
         open_line = self._skip is not None or not self._held.endswith(b"\n")
         tail = b"\n" if open_line and (self._held or self._skip is not None) else b""

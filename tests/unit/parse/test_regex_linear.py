@@ -44,6 +44,7 @@ REGEXES: dict[str, tuple[re.Pattern[str], str]] = {
     "line.REQUEST": (line.REQUEST, "search"),
     "line.ENTRY": (line.ENTRY, "match"),
     "fastpath.EVENTS": (fastpath.EVENTS, "search"),
+    "fastpath._CONTINUED": (fastpath._CONTINUED, "match"),
     "vllm._KEYS": (vllm._KEYS, "finditer"),
     "vllm._VALUE": (vllm._VALUE, "finditer"),
     "vllm._PREFIX_TS": (vllm._PREFIX_TS, "search"),
