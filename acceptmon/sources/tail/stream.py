@@ -156,7 +156,8 @@ class FileStream:
         if not lines and not errors:
             return None
         times = tuple(splitter.times) if splitter.times is not None else None
-        return Chunk(source, tuple(lines), first, Position(self.identity, self.emitted), path, times, errors)
+        end = Position(self.identity, self.emitted)
+        return Chunk(source, tuple(lines), first, end, path, times, errors, splitter.text)
 
     def move_to(self, handle: Handle) -> None:
         """Continue in a byte-identical copy of this file (copytruncate)."""
