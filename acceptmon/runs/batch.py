@@ -83,6 +83,7 @@ class DecodeBatch:
         "_stamps",
         "_strata",
         "_throughput",
+        "_whole",
         "lineno",
         "lines",
         "n",
@@ -125,6 +126,9 @@ class DecodeBatch:
         self._stamp_col: list[Stamp] | None = None
         self._epoch_col: list[float | None] | None = None
         self._retimed = False
+        #: A part's batch and where the part lies in it (``part``): its number columns are
+        #: the batch's, built once for all its parts and sliced (backfill cuts thousands).
+        self._whole: tuple[DecodeBatch, int, int] | None = None
 
     def _col(self, slot: int) -> list[str] | None:
         i = self._order[slot]
@@ -152,14 +156,22 @@ class DecodeBatch:
     def running(self) -> list[int]:
         col = self._running
         if col is None:
-            col = self._running = ints(self._col(0) or [])
+            whole = self._whole
+            if whole is not None:
+                col = self._running = whole[0].running[whole[1] : whole[2]]
+            else:
+                col = self._running = ints(self._col(0) or [])
         return col
 
     @property
     def queue(self) -> list[int]:
         col = self._queue
         if col is None:
-            col = self._queue = ints(self._col(1) or [])
+            whole = self._whole
+            if whole is not None:
+                col = self._queue = whole[0].queue[whole[1] : whole[2]]
+            else:
+                col = self._queue = ints(self._col(1) or [])
         return col
 
     @property
@@ -167,7 +179,11 @@ class DecodeBatch:
         """gen throughput (token/s) per line."""
         col = self._throughput
         if col is None:
-            col = self._throughput = _floats(self._col(2)) or []
+            whole = self._whole
+            if whole is not None:
+                col = self._throughput = whole[0].throughput[whole[1] : whole[2]]
+            else:
+                col = self._throughput = _floats(self._col(2)) or []
         return col
 
     @property
@@ -193,7 +209,13 @@ class DecodeBatch:
         batch for the detector and the run table alike."""
         got = self._strata.get(edges)
         if got is None:
-            got = self._strata[edges] = strata_of(edges, self.running, self.lens or [])
+            whole = self._whole
+            if whole is not None:
+                buckets, centis = whole[0].strata(edges)
+                i, j = whole[1], whole[2]
+                got = self._strata[edges] = (buckets[i:j], centis[i:j])
+            else:
+                got = self._strata[edges] = strata_of(edges, self.running, self.lens or [])
         return got
 
     def values(self, i: int) -> DecodeValues:
@@ -315,8 +337,10 @@ class DecodeBatch:
         stamps, epochs = self._stamp_col, self._epoch_col
         if self._retimed and stamps is not None and epochs is not None:
             part.retime(stamps[i:j], epochs[i:j])
-        elif epochs is not None:
-            part._epoch_col = epochs[i:j]
+        else:
+            part._epoch_col = None if epochs is None else epochs[i:j]
+            part._stamp_col = None if stamps is None else stamps[i:j]
+        part._whole = (self, i, j)
         return part
 
     def rate(self, accept_len: float | None) -> float | None:
