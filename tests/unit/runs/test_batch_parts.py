@@ -4,6 +4,7 @@ taken as slices of the batch's, built once for all its parts, not rebuilt per pa
 from __future__ import annotations
 
 import io
+from itertools import pairwise
 
 from acceptmon.ingest import Pipeline
 from acceptmon.model import Record, Run
@@ -48,7 +49,7 @@ class _Parts:
         for first in (True, False):  # the batch's columns built before its parts, or after
             if not first:
                 _columns(batch)
-            for i, j in zip(cuts, cuts[1:], strict=False):
+            for i, j in pairwise(cuts):
                 part = batch.part(i, j, offsets)
                 alone = batch.part(i, j, offsets)
                 alone._whole = None  # as a batch of its own lines
