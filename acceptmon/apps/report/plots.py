@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from acceptmon.apps.report.beside import beside
 from acceptmon.apps.report.downsample import by_value, envelope
 from acceptmon.apps.report.mathtext import literal
 from acceptmon.apps.report.series import SourceSeries
@@ -310,7 +311,24 @@ def _latest(shown: int, total: int) -> str:
 def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> list[Plot]:
     served, in_series = len(_served(runs, s)), len(s.by_run)
     starts = sum(1 for r in runs if r.run.run_id in s.by_run)
-    out = [
+    # The largest plot is drawn beside this process (a forked child) while it draws the rest.
+    over_time_png = beside(lambda: _render(over_time(s, runs, findings), OVER_TIME))
+    rest = [
+        Plot(
+            "per-run",
+            "Accept length per run" + _latest(min(served, LABELLED), served),
+            _render(per_run(runs, s), SMALL),
+        ),
+    ]
+    if s.loads:  # vLLM logs no batch size: no plot against one
+        title = "Accept length against batch size" + _latest(min(in_series, LOAD_RUNS), in_series)
+        rest.append(Plot("against-load", title, _render(against_load(s), SMALL)))
+    shown = position_runs(s, runs)
+    if shown:
+        which = " and ".join(rid for rid, _ in shown)
+        title = f"Acceptance per draft position: {which}" + (" (before and after)" if len(shown) == 2 else "")
+        rest.append(Plot("positions", title, _render(positions(shown), SMALL)))
+    return [
         Plot(
             "over-time",
             "Acceptance over time (dashed: run starts, "
@@ -322,20 +340,7 @@ def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list
                 else f"{starts} of them: the table names them"
             )
             + "; ▼ findings)",
-            _render(over_time(s, runs, findings), OVER_TIME),
+            over_time_png(),
         ),
-        Plot(
-            "per-run",
-            "Accept length per run" + _latest(min(served, LABELLED), served),
-            _render(per_run(runs, s), SMALL),
-        ),
+        *rest,
     ]
-    if s.loads:  # vLLM logs no batch size: no plot against one
-        title = "Accept length against batch size" + _latest(min(in_series, LOAD_RUNS), in_series)
-        out.append(Plot("against-load", title, _render(against_load(s), SMALL)))
-    shown = position_runs(s, runs)
-    if shown:
-        which = " and ".join(rid for rid, _ in shown)
-        title = f"Acceptance per draft position: {which}" + (" (before and after)" if len(shown) == 2 else "")
-        out.append(Plot("positions", title, _render(positions(shown), SMALL)))
-    return out

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from acceptmon.apps.report import plots
 from acceptmon.cli import main
 from acceptmon.testing import synth
 
@@ -37,6 +38,8 @@ def drawn_texts(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         texts.extend(t.get_text() for t in fig.findobj(Text))
         save(fig, *args, **kwargs)
 
+    # Every figure is drawn here, where this spy sees it (not beside, in a forked child).
+    monkeypatch.setattr(plots, "beside", lambda work: work)
     monkeypatch.setattr(Figure, "savefig", recording)
     yield texts
 
