@@ -6,7 +6,7 @@ Issue 22's "Must show": each of ``runs``, ``read_log``, ``oneshot --format findi
 their mean, so drift in the (shared) machine's load hits both sides alike; wall and CPU
 time are both shown (the bound is on wall time; CPU time is steadier on a busy machine).
 
-    .venv/bin/python bench/lookback.py [--lines 1000000] [--log PATH] [--only findings,jsonl]
+    .venv/bin/python bench/lookback.py [--lines 1000000] [--log PATH] [--only findings,jsonl] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -59,6 +59,13 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--log", help="an existing log to read instead of generating one")
     ap.add_argument("--only", help="comma-separated commands to time (default: all)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="time each command this many times (each between two oneshots) and show the median"
+        " ratio: a shared VM's load swings by ±15%% between runs",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         log = args.log or str(Path(tmp) / "bench.log")
@@ -75,17 +82,21 @@ def main() -> int:
         )
         worst = 0.0
         for name, cmd in todo.items():
-            before = after
-            wall, cpu, status = timed(cmd)
-            after = timed(oneshot)
-            base_wall, base_cpu = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
-            ratio, cpu_ratio = wall / base_wall, cpu / base_cpu
+            rows = []
+            for _ in range(args.repeat):
+                before = after
+                wall, cpu, status = timed(cmd)
+                after = timed(oneshot)
+                base_wall, base_cpu = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
+                rows.append((wall / base_wall, cpu / base_cpu, wall, base_wall, cpu, base_cpu, status))
+            ratio, cpu_ratio, wall, base_wall, cpu, base_cpu, status = sorted(rows)[len(rows) // 2]
             limit = LIMITS.get(name, DEFAULT_LIMIT)
             worst = max(worst, ratio / limit)
             mark = "ok" if ratio <= limit else "OVER"
+            spread = f" (ratios {min(rows)[0]:.2f}-{max(rows)[0]:.2f})" if len(rows) > 1 else ""
             print(
                 f"{name:>9}  {wall:6.2f}s {base_wall:7.2f}s {ratio:7.2f}x  {cpu:6.2f}s {base_cpu:7.2f}s "
-                f"{cpu_ratio:7.2f}x  {limit:.1f}x {mark}" + (f" (exit {status})" if status else "")
+                f"{cpu_ratio:7.2f}x  {limit:.1f}x {mark}" + (f" (exit {status})" if status else "") + spread
             )
     return 0 if worst <= 1.0 else 1
 
