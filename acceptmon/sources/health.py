@@ -53,10 +53,14 @@ class SourceEvents:
             self.overlong += lines
 
     def lost(self, detail: str) -> None:
-        """A file went away before we read its end: a warning, not an error.
+        """A file went away before we read its end: counted (``kind="lost_unread"``) and logged.
 
-        A deleted log and one compressed before we read its tail look the same.
+        A deleted log and one compressed before we read its tail look the same:
+        the count says lines were missed, the log line which file and from where.
         """
+        with self._lock:
+            self._errors["lost_unread"] += 1
+            self._last_error = detail
         self._log.warning("%s: %s", self.name, detail)
 
     def error(self, kind: str, message: str) -> None:

@@ -22,6 +22,7 @@ followed once it has a first byte to be known by.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import posixpath
 from collections.abc import Iterator
@@ -454,7 +455,9 @@ class PathFollower:
         self.detached.append(cur)
         # Bound open files: beyond the cap, close files already read to their
         # end early (a late write to them is lost); never one with unread data.
-        for s in [s for s in self.detached if s.handle is not None and s.handle.size() <= s.read_pos]:
+        if len(self.detached) <= self.cfg.max_detached:
+            return
+        for s in [s for s in self.detached if _read_to_end(s)]:
             if len(self.detached) <= self.cfg.max_detached:
                 break
             self.detached.remove(s)
@@ -476,7 +479,10 @@ class PathFollower:
             return
         for s in self.streams():
             if s.handle is not None and s.fp_len < FINGERPRINT_BYTES:
-                s.refresh_fingerprint()  # a short fingerprint would mistake a new file for a copy
+                # A short fingerprint would mistake a new file for a copy. A file gone while a
+                # connection was down is left as it is: draining it counts the loss.
+                with contextlib.suppress(FileNotFoundError):
+                    s.refresh_fingerprint()
         now = self.cfg.clock.monotonic()
         waiting = False
         for h, path, mtime_ns in self.done.unseen(real, self.streams(), self.cfg.fs):
@@ -623,6 +629,15 @@ class PathFollower:
         else:
             log.warning("%s: %s: %s", self.cfg.source, self.path, message or status)
         self.status = status
+
+
+def _read_to_end(s: FileStream) -> bool:
+    """Whether ``s`` has nothing left to read now; False when that cannot be told (its file
+    vanished while a connection was down: draining it finds that out and counts the loss)."""
+    try:
+        return s.handle is not None and s.handle.size() <= s.read_pos
+    except OSError:
+        return False
 
 
 def _is_at_path(e: Entry, h: Handle) -> bool:
