@@ -50,17 +50,6 @@ def _declared(args: argparse.Namespace) -> tuple[bool, SpecConfig | None]:
         return False, None
 
 
-def _speculative_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--speculative",
-        metavar="KEY=N",
-        action="append",
-        help="speculative settings for runs whose start line is not in the log (rotated away), as "
-        "the agent's per-source speculative: takes them: num_steps, num_draft_tokens, topk; repeat "
-        "for each key (e.g. --speculative num_steps=3). Turns accept lengths into rates and tokens",
-    )
-
-
 def _oneshot(args: argparse.Namespace) -> int:
     from acceptmon.apps import oneshot
 
@@ -312,7 +301,6 @@ def build_parser() -> argparse.ArgumentParser:
         "file's modification time)",
     )
     _log_flags(one)
-    _speculative_flag(one)
     one.set_defaults(func=_oneshot)
 
     _add_runs(sub)
@@ -399,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _log_flags(parser: argparse.ArgumentParser) -> None:
-    """How SOURCEs are read: the flags runs, report and backfill share."""
+    """How SOURCEs are read: the flags oneshot, runs, report and backfill share."""
     parser.add_argument(
         "--draft-config",
         metavar="PATH",
@@ -418,6 +406,14 @@ def _log_flags(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="OpenSSH client config for ssh:// SOURCEs (default ~/.ssh/config; its known_hosts, "
         "IdentityFile and ProxyJump are honoured, unknown host keys refused)",
+    )
+    parser.add_argument(
+        "--speculative",
+        metavar="KEY=N",
+        action="append",
+        help="speculative settings for runs whose start line is not in the log (rotated away), as "
+        "the agent's per-source speculative: takes them: num_steps, num_draft_tokens, topk; repeat "
+        "for each key (e.g. --speculative num_steps=3). Turns accept lengths into rates and tokens",
     )
 
 
@@ -462,7 +458,6 @@ def _add_runs(sub: Any) -> None:
     )
     _log_flags(runs)
     _recorded_flag(runs)
-    _speculative_flag(runs)
     runs.add_argument(
         "--follow",
         action="store_true",
@@ -486,7 +481,6 @@ def _add_report(sub: Any) -> None:
     rep.add_argument("-o", "--output", metavar="FILE", help="the HTML file to write")
     rep.add_argument("--png", metavar="DIR", help="also (or only) write the plots as PNG files here")
     _log_flags(rep)
-    _speculative_flag(rep)
     _recorded_flag(rep)
     rep.set_defaults(func=_report)
 
@@ -517,7 +511,6 @@ def _add_backfill(sub: Any) -> None:
         "(default: the path or URL as given; a glob naming several logs cannot take one)",
     )
     _log_flags(bf)
-    _speculative_flag(bf)
     bf.set_defaults(func=_backfill)
 
 

@@ -157,10 +157,7 @@ class DecodeBatch:
         col = self._running
         if col is None:
             whole = self._whole
-            if whole is not None:
-                col = self._running = whole[0].running[whole[1] : whole[2]]
-            else:
-                col = self._running = ints(self._col(0) or [])
+            col = self._running = whole[0].running[whole[1] : whole[2]] if whole else ints(self._col(0) or [])
         return col
 
     @property
@@ -168,10 +165,7 @@ class DecodeBatch:
         col = self._queue
         if col is None:
             whole = self._whole
-            if whole is not None:
-                col = self._queue = whole[0].queue[whole[1] : whole[2]]
-            else:
-                col = self._queue = ints(self._col(1) or [])
+            col = self._queue = whole[0].queue[whole[1] : whole[2]] if whole else ints(self._col(1) or [])
         return col
 
     @property
@@ -180,10 +174,9 @@ class DecodeBatch:
         col = self._throughput
         if col is None:
             whole = self._whole
-            if whole is not None:
-                col = self._throughput = whole[0].throughput[whole[1] : whole[2]]
-            else:
-                col = self._throughput = _floats(self._col(2)) or []
+            col = self._throughput = (
+                whole[0].throughput[whole[1] : whole[2]] if whole else _floats(self._col(2)) or []
+            )
         return col
 
     @property

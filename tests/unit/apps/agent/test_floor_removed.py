@@ -9,19 +9,10 @@ from typing import Any
 
 from acceptmon.apps.agent import Agent
 from acceptmon.detect.findings import FLOOR
-from acceptmon.settings import Settings, from_mapping
 from acceptmon.testing import synth
+from tests.unit.apps.agent.test_agent_reconfigure import settings
 
 NOW = datetime(2026, 3, 1, 12, 0, 0)
-
-
-def settings(tmp_path: Path, **extra: Any) -> Settings:
-    raw = {
-        "state_dir": str(tmp_path / "state"),
-        "read_draft_config": False,
-        "sources": [{"path": str(tmp_path / "server.log"), "name": "gpu"}],
-    }
-    return from_mapping({**raw, **extra})
 
 
 def floor_findings(agent: Agent) -> list[Any]:
