@@ -45,6 +45,22 @@ _REQUEST_SCANS = {
 #: A dump from its marker to its line's end, and its continuation: the lines up to the next
 #: log entry (or the text's end).
 _CONTINUED = re.compile(rf"[^\n]*+(?:\n(?!{ENTRY.pattern})[^\n]*+)*+")
+#: A line that starts no log entry (it would continue a request dump).
+_NO_ENTRY = re.compile(rf"^(?!{ENTRY.pattern})", re.M)
+#: The next line that starts a log entry (it ends a request dump).
+_NEXT_ENTRY = re.compile(rf"\n(?:{ENTRY.pattern})")
+#: A dump (by the ``_REQUEST_SCANS`` it starts with) whose next line is no new log entry, or
+#: that ends the text: one that goes on (the one-line dumps a log is full of do not match).
+_GOES_ON = {
+    scan: re.compile(
+        # The scan's own text first, outside the alternation: the regex engine then skips to it.
+        re.escape(scan)
+        + "(?:"
+        + "|".join(re.escape(m[len(scan) :]) for m in markers)
+        + rf")[^\n]*+(?:\n(?!{ENTRY.pattern})|\Z)"
+    )
+    for scan, markers in _REQUEST_SCANS.items()
+}
 
 if TYPE_CHECKING:
     from acceptmon.metrics.store import Store
@@ -121,18 +137,39 @@ def _whole(pipeline: Pipeline, chunk: Chunk, parser: LineParser, block: str) -> 
     others = list(compress(lines, map(not_, decode)))
     is_prefill = list(map(contains, others, repeat(PREFILL)))
     prefill = list(compress(others, is_prefill))
-    searched = list(compress(others, map(not_, is_prefill)))
-    searched += map(getitem, prefill, map(slice, repeat(None), map(str.find, prefill, repeat(PREFILL))))
     decoded = list(compress(lines, decode))
     prefixes: list[str] = list(map(getitem, decoded, map(slice, map(str.rfind, decoded, repeat(DECODE)))))
-    searched += dict.fromkeys(prefixes)
-    distinct = _distinct(searched)
-    scans = tuple(scan for scan in _REQUEST_SCANS if scan in distinct)
-    if scans and not _plain_requests(block, scans):
+    heads: list[str] = list(
+        map(getitem, prefill, map(slice, repeat(None), map(str.find, prefill, repeat(PREFILL))))
+    )
+    heads += dict.fromkeys(prefixes)
+    # Batch lines in front of their marker apart: a request marker there means a dump
+    # quoting a batch (never plain); elsewhere, dumps are plain unless they go on.
+    headed = _distinct(heads)
+    distinct = _distinct(list(compress(others, map(not_, is_prefill))))
+    scans = tuple(scan for scan in _REQUEST_SCANS if scan in distinct or scan in headed)
+    if scans and not _plain_dumps(block, scans, headed):
         return False
-    if any(m in distinct for m in _FOLDED_EVENTS):
+    if any(m in distinct or m in headed for m in _FOLDED_EVENTS):
         return False
     return _stretch(pipeline, chunk, parser, 0, len(lines), decoded, prefill, prefixes, whole=True)
+
+
+def _plain_dumps(block: str, scans: tuple[str, ...], headed: str) -> bool:
+    """``_plain_requests`` for ``_whole``, which searches every line but a batch line's end
+    for event markers itself. A dump's own line quotes no batch when no request marker stands
+    in front of a batch marker (``headed``: the batch lines' starts, folded); its continuation
+    quotes none when every batch line starts a new log entry (then none continues a dump)
+    and the text's end is no dump's (it may go on in the next chunk)."""
+    if any(m in headed for scan in scans for m in _REQUEST_SCANS[scan]):
+        return False
+    if not any(_GOES_ON[scan].search(block) for scan in scans):
+        return True
+    if _NO_ENTRY.search(headed) is None:
+        last = max(block.rfind(m) for scan in scans for m in _REQUEST_SCANS[scan])
+        if _NEXT_ENTRY.search(block, last) is not None:
+            return True
+    return _plain_requests(block, scans)
 
 
 def _cut(
