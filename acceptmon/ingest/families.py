@@ -19,8 +19,8 @@ from acceptmon.metrics.budget import hidden, over_budget
 from acceptmon.metrics.collect import BY_NAME, family
 from acceptmon.metrics.store import Store
 from acceptmon.model import Finding
-from acceptmon.notify.change import change_label, change_pairs
 from acceptmon.sources.base import SourceHealth
+from acceptmon.text.change import change_label, change_pairs
 
 
 @dataclass(frozen=True)

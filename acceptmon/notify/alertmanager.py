@@ -18,12 +18,12 @@ from typing import Any
 
 from acceptmon.detect.cost import cost_of, cost_words
 from acceptmon.model import Finding
-from acceptmon.notify.change import change_label, change_lines
 from acceptmon.notify.fmt import num
 from acceptmon.notify.links import render_links
 from acceptmon.notify.secret import Secret
 from acceptmon.notify.settings import Links
 from acceptmon.notify.transport import Response, Transport
+from acceptmon.text.change import change_label, change_lines
 
 #: The alert names of deploy/prometheus/acceptmon.rules.yml, per detector rule.
 ALERT_NAMES = {

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from acceptmon.ingest.families import finding_metrics
 from acceptmon.model import ConfigDiff, Finding
-from acceptmon.notify.change import MAX_LABEL, change_label, change_lines, change_pairs
+from acceptmon.text.change import MAX_LABEL, change_label, change_lines, change_pairs
 
 TS = datetime(2026, 1, 1, tzinfo=UTC)
 DRAFT = ConfigDiff(
