@@ -60,13 +60,14 @@ def timed(cmd: list[str]) -> tuple[float, int, bytes]:
     return elapsed, usage.ru_maxrss, data
 
 
-def measure(name: str, cmd: list[str], repeat: int) -> dict[str, float]:
-    runs = [timed(cmd) for _ in range(repeat)]
-    return {
-        "name": name,  # type: ignore[dict-item]
-        "seconds": statistics.median(r[0] for r in runs),
-        "rss_mb": max(r[1] for r in runs) / 1024,
-    }
+def measure(tools: list[tuple[str, list[str]]], repeat: int) -> dict[str, list[tuple[float, int, bytes]]]:
+    """Each tool ``repeat`` times, round by round (interleaved: a change in the machine's
+    load hits every tool alike, not whichever ran last)."""
+    runs: dict[str, list[tuple[float, int, bytes]]] = {name: [] for name, _ in tools}
+    for _ in range(repeat):
+        for name, cmd in tools:
+            runs[name].append(timed(cmd))
+    return runs
 
 
 def main() -> int:
@@ -92,20 +93,27 @@ def main() -> int:
         )
     else:
         print("mtail not installed (Debian package mtail): its column is missing", file=sys.stderr)
-    results = {name: measure(name, cmd, args.repeat) for name, cmd in tools}
+    runs = measure(tools, args.repeat)
+    seconds = {name: [r[0] for r in rs] for name, rs in runs.items()}
     mb = size / 1e6
-    print(f"log: {args.lines:,} lines, {mb:.0f} MB; median of {args.repeat} runs each")
+    print(f"log: {args.lines:,} lines, {mb:.0f} MB; median of {args.repeat} interleaved runs each")
     print(f"{'tool':<20}{'seconds':>9}{'lines/s':>14}{'MB/s':>9}{'peak RSS MB':>13}")
-    for r in results.values():
-        s = r["seconds"]
-        print(f"{r['name']:<20}{s:>9.2f}{args.lines / s:>14,.0f}{mb / s:>9.1f}{r['rss_mb']:>13.1f}")
-    ours = results["acceptmon oneshot"]["seconds"]
-    print(f"ratio: acceptmon is {ours / results['grep -c']['seconds']:.1f}x grep -c's time (target <= 15x)")
-    if "mtail --one_shot" in results:
-        print(
-            f"ratio: acceptmon is {results['mtail --one_shot']['seconds'] / ours:.1f}x faster than mtail (target >= 5x)"
-        )
-    print(f"peak RSS: acceptmon {results['acceptmon oneshot']['rss_mb']:.0f} MB (target <= 60 MB)")
+    for name, rs in runs.items():
+        s = statistics.median(seconds[name])
+        rss = max(r[1] for r in rs) / 1024
+        print(f"{name:<20}{s:>9.2f}{args.lines / s:>14,.0f}{mb / s:>9.1f}{rss:>13.1f}")
+    ours = seconds["acceptmon oneshot"]
+
+    def ratios(name: str, theirs_over_ours: bool) -> str:
+        """Median of the per-round ratios, and their spread."""
+        per = [t / o if theirs_over_ours else o / t for o, t in zip(ours, seconds[name], strict=True)]
+        return f"{statistics.median(per):.1f}x (rounds {min(per):.1f}-{max(per):.1f})"
+
+    print(f"ratio: acceptmon takes {ratios('grep -c', False)} grep -c's time (target <= 15x)")
+    if "mtail --one_shot" in runs:
+        print(f"ratio: acceptmon is {ratios('mtail --one_shot', True)} faster than mtail (target >= 5x)")
+    rss = max(r[1] for r in runs["acceptmon oneshot"]) / 1024
+    print(f"peak RSS: acceptmon {rss:.0f} MB (target <= 60 MB)")
     shutil.rmtree(work)
     return 0
 
