@@ -8,7 +8,6 @@ saved with the checkpoint, so they continue across restarts.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import reduce
 from itertools import repeat
@@ -366,8 +365,8 @@ class Store:
         g["accept_rate_printed"] = float(printed) if printed is not None else None
         c["accept_len_sum"] = reduce(add, lens, c["accept_len_sum"])
         c["accept_len_count"] += len(lens)
-        for value, n in Counter(lens).items():  # a batch holds few distinct lengths
-            i = bisect_left(ACCEPT_LEN_BUCKETS, value)
+        for text, n in batch.len_counts().items():  # a batch holds few distinct lengths
+            i = bisect_left(ACCEPT_LEN_BUCKETS, float(text))
             if i < len(ACCEPT_LEN_BUCKETS):
                 s.buckets[i] += n
         _batch_tokens(c, settings, running, lens)

@@ -16,6 +16,7 @@ Read-only by convention: consumers never change a batch or its columns.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -69,6 +70,8 @@ class DecodeBatch:
         "_epochs",
         "_full_rows_col",
         "_layout",
+        "_len_counts",
+        "_len_text",
         "_lens",
         "_order",
         "_parse",
@@ -116,6 +119,8 @@ class DecodeBatch:
         # Columns, each built on first use (None: not yet; ``_lens`` stays None when the layout
         # prints no accept len, and asking again then costs two tuple reads).
         self._lens = lens
+        self._len_text: list[str] | None = None
+        self._len_counts: Counter[str] | None = None
         self._full_rows_col: list[tuple[str, ...]] | None = None
         self._running: list[int] | None = None
         self._queue: list[int] | None = None
@@ -187,6 +192,22 @@ class DecodeBatch:
             col = self._lens = _floats(self._col(4))
         return col
 
+    def _lens_text(self) -> list[str]:
+        """Accept lengths as printed (empty when the layout prints none)."""
+        col = self._len_text
+        if col is None:
+            col = self._len_text = self._col(4) or []
+        return col
+
+    def len_counts(self) -> Counter[str]:
+        """How many lines print each accept length, by its text: a batch holds few, and text
+        hashes once (a float hashes again at every lookup), so the store's histogram and the
+        hundredths of ``strata`` convert only these."""
+        counts = self._len_counts
+        if counts is None:
+            counts = self._len_counts = Counter(self._lens_text())
+        return counts
+
     @property
     def repeated(self) -> list[int]:
         """``[repeated Nx across cluster]`` counts (0 where absent)."""
@@ -208,7 +229,13 @@ class DecodeBatch:
                 i, j = whole[1], whole[2]
                 got = self._strata[edges] = (buckets[i:j], centis[i:j])
             else:
-                got = self._strata[edges] = strata_of(edges, self.running, self.lens or [])
+                running, text = self.running, self._lens_text()
+                bucket_of = {r: bisect_right(edges, r) for r in set(running)}
+                centi_of = {t: round(float(t) * 100) for t in self.len_counts()}
+                got = self._strata[edges] = (
+                    list(map(bucket_of.__getitem__, running)),
+                    list(map(centi_of.__getitem__, text)),
+                )
         return got
 
     def values(self, i: int) -> DecodeValues:
@@ -558,11 +585,13 @@ def strata_of(edges: tuple[int, ...], running: list[int], lens: list[float]) -> 
 
 def floats(col: list[str]) -> list[float]:
     """``float`` of each, converted once per distinct text where a column holds few
-    (accept lengths, usage); a column whose first values all differ (throughputs) is
-    converted value by value, which is then twice as fast as a table."""
-    if len(set(col[:_SAMPLE])) > _SAMPLE // 2:
+    (accept lengths, usage: a table is then three times as fast); a column whose values
+    nearly all differ (throughputs) is converted value by value, which is then faster."""
+    if len(set(col[:_SAMPLE])) > _SAMPLE * 7 // 8:
         return list(map(float, col))
-    distinct = set(col)
+    distinct = set(col)  # cheap: text keeps its hash for the lookups below
+    if 2 * len(distinct) > len(col):
+        return list(map(float, col))
     table = dict(zip(distinct, map(float, distinct), strict=True))
     return list(map(table.__getitem__, col))
 

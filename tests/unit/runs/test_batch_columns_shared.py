@@ -1,0 +1,60 @@
+"""A batch's accept-length column is converted once per distinct text, and the counts of those
+texts serve the store's histogram and the detector's hundredths alike: each equal to what
+converting value by value gives."""
+
+from __future__ import annotations
+
+import io
+from bisect import bisect_right
+from collections import Counter
+
+from acceptmon.ingest import Pipeline
+from acceptmon.model import Record, Run
+from acceptmon.runs.batch import DecodeBatch, floats
+from acceptmon.sources.chunks import read_chunks
+from tests.unit.runs.test_batch_parts import EDGES, LINE
+from tests.unit.runs.test_batch_records import ARGS
+
+
+def test_floats_equal_value_by_value_however_often_values_repeat() -> None:
+    repeated = ["2.50", "2.5", "1.00", "3.75", "nan", "1e3"] * 50
+    distinct = [f"{i * 0.37:.2f}" for i in range(300)]
+    half = distinct[:150] * 2
+    for col in (repeated, distinct, half, distinct[:10] + repeated, [], ["1.5"]):
+        got, want = floats(col), list(map(float, col))
+        assert [repr(v) for v in got] == [repr(v) for v in want]
+
+
+class _Batches:
+    def __init__(self) -> None:
+        self.batches: list[DecodeBatch] = []
+
+    def observe_run_start(self, run: Run) -> None:
+        pass
+
+    def observe(self, record: Record) -> None:
+        pass
+
+    def observe_batch(self, batch: DecodeBatch) -> None:
+        self.batches.append(batch)
+
+
+def test_len_counts_and_strata_equal_the_per_value_definitions() -> None:
+    lines = [ARGS] + [
+        LINE.format(m=i // 60 % 60, s=i % 60, r=i % 23, a=1 + i % 9 / 4, t=100 + i * 0.37, q=i % 3)
+        for i in range(900)
+    ]
+    pipeline, seen = Pipeline(bulk=True), _Batches()
+    pipeline.consumers.append(seen)
+    for chunk, _ in read_chunks("s", io.BytesIO("".join(lines).encode())):
+        pipeline.feed(chunk)
+    assert seen.batches
+    for batch in seen.batches:
+        lens = batch.lens
+        assert lens is not None
+        counts = batch.len_counts()
+        assert sum(counts.values()) == batch.n
+        assert Counter({float(t): n for t, n in counts.items()}) == Counter(lens)
+        buckets, centis = batch.strata(EDGES)
+        assert buckets == [bisect_right(EDGES, r) for r in batch.running]
+        assert centis == [round(v * 100) for v in lens]
