@@ -52,7 +52,7 @@ def point(state: SourceState, batch: DecodeBatch, i: int) -> Point:
     rate = batch.rate(length)
     if rate is None:
         rate = rate_from_len(length, state.current.slots)
-    return Point(batch.stamp(i)[0], length, float(r), r, batch.queue[i], rate)
+    return Point(batch.stamp(i)[0], length, float(r), r, batch.queued(i), rate)
 
 
 def observe_batch(

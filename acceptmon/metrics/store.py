@@ -449,7 +449,8 @@ def _batch_tokens(c: dict[str, float], settings: SpecConfig, running: list[int],
     """A batch's request-rounds and tokens, added as ``Store.decode_values`` adds them line by line."""
     slots = settings.slots
     interval = settings.decode_log_interval
-    rounds = list(map(float, map(interval.__mul__, running)))
+    per = {r: float(interval * r) for r in set(running)}  # a batch holds few loads
+    rounds = list(map(per.__getitem__, running))
     total = interval * sum(running)
     # Whole request-rounds and draft tokens: when every partial sum is an exact integer,
     # the line-by-line float additions are exact, and one addition gives the same number.

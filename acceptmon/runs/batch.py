@@ -173,6 +173,20 @@ class DecodeBatch:
             col = self._queue = whole[0].queue[whole[1] : whole[2]] if whole else ints(self._col(1) or [])
         return col
 
+    def queued(self, i: int) -> int:
+        """Line ``i``'s queue alone (the detector's last point of a batch), without the column."""
+        col = self._queue
+        return col[i] if col is not None else int(self._one(1, i))
+
+    def _one(self, slot: int, i: int) -> str:
+        """Line ``i``'s group ``slot``, unconverted (a group every Decode layout has)."""
+        j = self._order[slot]
+        if j is not None:
+            return self._rows[i][j - 1]
+        k = self._layout.full_order[slot]
+        assert k is not None
+        return self._full(i)[k - 1]
+
     @property
     def throughput(self) -> list[float]:
         """gen throughput (token/s) per line."""
@@ -183,6 +197,13 @@ class DecodeBatch:
                 whole[0].throughput[whole[1] : whole[2]] if whole else _floats(self._col(2)) or []
             )
         return col
+
+    def throughput_where(self, picked: list[bool]) -> list[float]:
+        """gen throughput of the lines ``picked`` flags, converted for those alone unless
+        the column is built (the cost meter reads it only where the time moves on)."""
+        if self._throughput is None and self._whole is None:
+            return list(map(float, compress(self._col(2) or [], picked)))
+        return list(compress(self.throughput, picked))
 
     @property
     def lens(self) -> list[float] | None:

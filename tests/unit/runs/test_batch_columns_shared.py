@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 from bisect import bisect_right
 from collections import Counter
+from itertools import compress
 
 from acceptmon.ingest import Pipeline
 from acceptmon.model import Record, Run
@@ -39,7 +40,7 @@ class _Batches:
         self.batches.append(batch)
 
 
-def test_len_counts_and_strata_equal_the_per_value_definitions() -> None:
+def _batches() -> list[DecodeBatch]:
     lines = [ARGS] + [
         LINE.format(m=i // 60 % 60, s=i % 60, r=i % 23, a=1 + i % 9 / 4, t=100 + i * 0.37, q=i % 3)
         for i in range(900)
@@ -49,7 +50,27 @@ def test_len_counts_and_strata_equal_the_per_value_definitions() -> None:
     for chunk, _ in read_chunks("s", io.BytesIO("".join(lines).encode())):
         pipeline.feed(chunk)
     assert seen.batches
-    for batch in seen.batches:
+    return seen.batches
+
+
+def test_single_values_and_picked_lines_equal_the_columns() -> None:
+    """``queued(i)`` and ``throughput_where`` read a line or a few without building the column,
+    and give what the column holds, before it is built and after."""
+    for batch in _batches():
+        picked = [i % 3 == 0 for i in range(batch.n)]
+        queued = [batch.queued(i) for i in range(batch.n)]
+        where = batch.throughput_where(picked)
+        assert queued == batch.queue
+        assert where == list(compress(batch.throughput, picked)) == batch.throughput_where(picked)
+        offsets = batch.offsets()
+        part = batch.part(1, batch.n // 2, offsets)
+        assert part.throughput_where(picked[1 : batch.n // 2]) == list(
+            compress(batch.throughput[1 : batch.n // 2], picked[1 : batch.n // 2])
+        )
+
+
+def test_len_counts_and_strata_equal_the_per_value_definitions() -> None:
+    for batch in _batches():
         lens = batch.lens
         assert lens is not None
         counts = batch.len_counts()
