@@ -222,7 +222,7 @@ class CostMeter:
         source = batch.source
         if any(d.source == source and d.counting for d in self._drops.values()):
             times = batch.epochs
-            if None in times or not times:
+            if not times or not (batch.times_in_order() or None not in times):
                 self._lines(source, times, batch.throughput)
             else:
                 up, at, gaps, newest = advances(self._last.get(source), cast(list[float], times))

@@ -20,9 +20,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from itertools import compress, repeat
-from operator import contains, getitem, itemgetter
-from typing import Any, Literal, TypeVar, overload
+from itertools import compress, islice, repeat
+from operator import contains, getitem, itemgetter, le
+from typing import Any, Literal, TypeVar, cast, overload
 
 from acceptmon.model import DecodeSample, Extras, Meta, PrefillSample, Ranks, Record, SpecConfig
 from acceptmon.parse.fields import Kind, Value
@@ -70,6 +70,7 @@ class DecodeBatch:
         "_epochs",
         "_full_rows_col",
         "_group_cols",
+        "_in_order",
         "_layout",
         "_len_counts",
         "_len_text",
@@ -133,6 +134,7 @@ class DecodeBatch:
         self._stamp_col: list[Stamp] | None = None
         self._epoch_col: list[float | None] | None = None
         self._retimed = False
+        self._in_order: bool | None = None
         #: A part's batch and where the part lies in it (``part``): its number columns are
         #: the batch's, built once for all its parts and sliced (backfill cuts thousands).
         self._whole: tuple[DecodeBatch, int, int] | None = None
@@ -347,6 +349,21 @@ class DecodeBatch:
             col = self._epoch_col = self._epochs(self._prefixes())
         return col
 
+    def times_in_order(self) -> bool:
+        """Whether every Decode line has a time, none earlier than the line's before it (the
+        usual case): then the newest is the last, and a window need not check the order."""
+        got = self._in_order
+        if got is None:
+            whole = self._whole
+            if whole is not None and whole[0].times_in_order():
+                got = True
+            else:
+                epochs = self.epochs
+                timed = cast(list[float], epochs)
+                got = None not in epochs and all(map(le, timed, islice(timed, 1, None)))
+            self._in_order = got
+        return got
+
     def last_epoch(self) -> float | None:
         epochs = self._epoch_col
         if epochs is not None:
@@ -357,7 +374,7 @@ class DecodeBatch:
     def retime(self, stamps: list[Stamp], epochs: list[float | None]) -> None:
         """Replace the Decode lines' times (``runs.ahead``: times ahead of the host clock are
         not trusted); every reader of times, ``records`` included, sees these from now on."""
-        self._stamp_col, self._epoch_col, self._retimed = stamps, epochs, True
+        self._stamp_col, self._epoch_col, self._retimed, self._in_order = stamps, epochs, True, None
 
     def offsets(self) -> list[int]:
         """Where the stretch's Decode lines stand in ``lines`` (0-based): a batch cut at a
