@@ -69,7 +69,6 @@ class DecodeBatch:
         "_epoch_col",
         "_epochs",
         "_full_rows_col",
-        "_group_cols",
         "_in_order",
         "_layout",
         "_len_counts",
@@ -124,7 +123,6 @@ class DecodeBatch:
         self._len_text: Sequence[str] | None = None
         self._len_counts: Counter[str] | None = None
         self._full_rows_col: list[tuple[str, ...]] | None = None
-        self._group_cols: list[tuple[str, ...]] | None = None
         self._running: list[int] | None = None
         self._queue: list[int] | None = None
         self._throughput: list[float] | None = None
@@ -141,18 +139,19 @@ class DecodeBatch:
 
     def _col(self, slot: int) -> Sequence[str] | None:
         i = self._order[slot]
-        if i is not None:
-            return self._groups()[i - 1] if self._rows else ()
+        if i is not None:  # a column at a time: a batch reads few of them whole
+            return list(map(itemgetter(i - 1), self._rows))
         j = self._layout.full_order[slot]
         return None if j is None else list(map(itemgetter(j - 1), self._full_rows()))
 
-    def _groups(self) -> list[tuple[str, ...]]:
-        """``rows`` transposed, once for every column read (a column at a time costs twice as
-        much as all of them at once, and a batch reads most)."""
-        groups = self._group_cols
-        if groups is None:
-            groups = self._group_cols = list(zip(*self._rows, strict=True))
-        return groups
+    def _picked(self, slot: int, picked: list[bool]) -> list[str]:
+        """Group ``slot`` (one every layout has) of the lines ``picked`` flags, read off those alone."""
+        i = self._order[slot]
+        if i is not None:
+            return list(map(itemgetter(i - 1), compress(self._rows, picked)))
+        j = self._layout.full_order[slot]
+        assert j is not None
+        return list(map(itemgetter(j - 1), compress(self._full_rows(), picked)))
 
     def _full_rows(self) -> list[tuple[str, ...]]:
         """Every wanted group of every line (the same regex, so the same matches, as ``rows``)."""
@@ -214,7 +213,7 @@ class DecodeBatch:
         """gen throughput of the lines ``picked`` flags, converted for those alone unless
         the column is built (the cost meter reads it only where the time moves on)."""
         if self._throughput is None and self._whole is None:
-            return list(map(float, compress(self._col(2) or [], picked)))
+            return list(map(float, self._picked(2, picked)))
         return list(compress(self.throughput, picked))
 
     @property
