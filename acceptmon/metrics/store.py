@@ -365,8 +365,7 @@ class Store:
         g["accept_rate_printed"] = float(printed) if printed is not None else None
         c["accept_len_sum"] = reduce(add, lens, c["accept_len_sum"])
         c["accept_len_count"] += len(lens)
-        for text, n in batch.len_counts().items():  # a batch holds few distinct lengths
-            i = bisect_left(ACCEPT_LEN_BUCKETS, float(text))
+        for i, n in batch.len_histogram(ACCEPT_LEN_BUCKETS).items():
             if i < len(ACCEPT_LEN_BUCKETS):
                 s.buckets[i] += n
         _batch_tokens(c, settings, running, lens)

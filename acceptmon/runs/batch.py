@@ -15,7 +15,7 @@ Read-only by convention: consumers never change a batch or its columns.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -71,6 +71,7 @@ class DecodeBatch:
         "_full_rows_col",
         "_in_order",
         "_layout",
+        "_len_bucket_col",
         "_len_counts",
         "_len_text",
         "_lens",
@@ -122,6 +123,7 @@ class DecodeBatch:
         self._lens = lens
         self._len_text: Sequence[str] | None = None
         self._len_counts: Counter[str] | None = None
+        self._len_bucket_col: tuple[tuple[float, ...], list[int]] | None = None
         self._full_rows_col: list[tuple[str, ...]] | None = None
         self._running: list[int] | None = None
         self._queue: list[int] | None = None
@@ -240,6 +242,26 @@ class DecodeBatch:
         if counts is None:
             counts = self._len_counts = Counter(self._lens_text())
         return counts
+
+    def len_histogram(self, edges: tuple[float, ...]) -> Counter[int]:
+        """How many lines fall in each accept-length bucket (``bisect_left(edges, len)``): from
+        the counts of distinct texts, or for a part (backfill cuts thousands, each holding
+        most of its batch's distinct lengths) from its batch's bucket per line, found once."""
+        whole = self._whole
+        if whole is not None:
+            return Counter(whole[0]._len_buckets(edges)[whole[1] : whole[2]])
+        out: Counter[int] = Counter()
+        for text, n in self.len_counts().items():
+            out[bisect_left(edges, float(text))] += n
+        return out
+
+    def _len_buckets(self, edges: tuple[float, ...]) -> list[int]:
+        """Each line's accept-length bucket, for the parts' ``len_histogram``."""
+        got = self._len_bucket_col
+        if got is None or got[0] != edges:
+            table = {text: bisect_left(edges, float(text)) for text in self.len_counts()}
+            got = self._len_bucket_col = (edges, list(map(table.__getitem__, self._lens_text())))
+        return got[1]
 
     @property
     def repeated(self) -> list[int]:

@@ -5,7 +5,7 @@ converting value by value gives."""
 from __future__ import annotations
 
 import io
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from itertools import compress
 
@@ -79,3 +79,17 @@ def test_len_counts_and_strata_equal_the_per_value_definitions() -> None:
         buckets, centis = batch.strata(EDGES)
         assert buckets == [bisect_right(EDGES, r) for r in batch.running]
         assert centis == [round(v * 100) for v in lens]
+
+
+def test_len_histogram_of_a_batch_and_of_its_parts() -> None:
+    """The store's accept-length buckets: from the distinct texts for a batch, from the batch's
+    bucket per line for a part; both what bisecting each line's length gives."""
+    edges = (1.05, 1.5, 2.0, 2.75, 4.0)
+    for batch in _batches():
+        lens = batch.lens
+        assert lens is not None
+        assert batch.len_histogram(edges) == Counter(bisect_left(edges, v) for v in lens)
+        offsets = batch.offsets()
+        for i, j in ((0, 1), (1, batch.n // 2), (batch.n // 2, batch.n)):
+            part = batch.part(i, j, offsets)
+            assert part.len_histogram(edges) == Counter(bisect_left(edges, v) for v in lens[i:j])
