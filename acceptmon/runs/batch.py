@@ -268,7 +268,10 @@ class DecodeBatch:
         """``[repeated Nx across cluster]`` counts (0 where absent)."""
         col = self._repeated
         if col is None:
-            col = self._repeated = _counts(self._col(6), self.n)
+            whole = self._whole
+            col = self._repeated = (
+                whole[0].repeated[whole[1] : whole[2]] if whole else _counts(self._col(6), self.n)
+            )
         return col
 
     def strata(self, edges: tuple[int, ...]) -> tuple[list[int], list[int]]:

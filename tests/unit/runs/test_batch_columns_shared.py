@@ -93,3 +93,21 @@ def test_len_histogram_of_a_batch_and_of_its_parts() -> None:
         for i, j in ((0, 1), (1, batch.n // 2), (batch.n // 2, batch.n)):
             part = batch.part(i, j, offsets)
             assert part.len_histogram(edges) == Counter(bisect_left(edges, v) for v in lens[i:j])
+
+
+def test_a_parts_repeat_counts_are_its_slice_of_its_batchs() -> None:
+    lines = [ARGS]
+    for i in range(600):
+        line = LINE.format(m=i // 60 % 60, s=i % 60, r=i % 23, a=1 + i % 9 / 4, t=100 + i * 0.37, q=i % 3)
+        lines.append(line[:-1] + " [repeated 3x across cluster]\n" if i % 7 == 0 else line)
+    pipeline, seen = Pipeline(bulk=True), _Batches()
+    pipeline.consumers.append(seen)
+    for chunk, _ in read_chunks("s", io.BytesIO("".join(lines).encode())):
+        pipeline.feed(chunk)
+    assert any(3 in batch.repeated for batch in seen.batches)
+    for batch in seen.batches:
+        offsets = batch.offsets()
+        for i, j in ((0, 1), (1, batch.n // 2), (batch.n // 2, batch.n)):
+            alone = batch.part(i, j, offsets)
+            alone._whole = None  # as a batch of its own lines
+            assert batch.part(i, j, offsets).repeated == batch.repeated[i:j] == alone.repeated
