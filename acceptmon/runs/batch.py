@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from itertools import compress, islice, repeat
@@ -121,7 +121,7 @@ class DecodeBatch:
         # Columns, each built on first use (None: not yet; ``_lens`` stays None when the layout
         # prints no accept len, and asking again then costs two tuple reads).
         self._lens = lens
-        self._len_text: Sequence[str] | None = None
+        self._len_text: list[str] | None = None
         self._len_counts: Counter[str] | None = None
         self._len_bucket_col: tuple[tuple[float, ...], list[int]] | None = None
         self._full_rows_col: list[tuple[str, ...]] | None = None
@@ -139,7 +139,7 @@ class DecodeBatch:
         #: the batch's, built once for all its parts and sliced (backfill cuts thousands).
         self._whole: tuple[DecodeBatch, int, int] | None = None
 
-    def _col(self, slot: int) -> Sequence[str] | None:
+    def _col(self, slot: int) -> list[str] | None:
         i = self._order[slot]
         if i is not None:  # a column at a time: a batch reads few of them whole
             return list(map(itemgetter(i - 1), self._rows))
@@ -226,12 +226,12 @@ class DecodeBatch:
             col = self._lens = _floats(self._col(4))
         return col
 
-    def _lens_text(self) -> Sequence[str]:
+    def _lens_text(self) -> list[str]:
         """Accept lengths as printed (empty when the layout prints none)."""
         col = self._len_text
         if col is None:
             whole = self._whole
-            col = self._len_text = whole[0]._lens_text()[whole[1] : whole[2]] if whole else self._col(4) or ()
+            col = self._len_text = whole[0]._lens_text()[whole[1] : whole[2]] if whole else self._col(4) or []
         return col
 
     def len_counts(self) -> Counter[str]:
@@ -638,11 +638,11 @@ def _decode_sample(
     )
 
 
-def _floats(col: Sequence[str] | None) -> list[float] | None:
+def _floats(col: list[str] | None) -> list[float] | None:
     return None if col is None else floats(col)
 
 
-def _counts(col: Sequence[str] | None, n: int) -> list[int]:
+def _counts(col: list[str] | None, n: int) -> list[int]:
     if col is None or not any(col):  # the usual case: no line says it
         return [0] * n
     return [int(v) if v else 0 for v in col]
@@ -656,7 +656,7 @@ def strata_of(edges: tuple[int, ...], running: list[int], lens: list[float]) -> 
     return list(map(bucket_of.__getitem__, running)), list(map(centi_of.__getitem__, lens))
 
 
-def floats(col: Sequence[str]) -> list[float]:
+def floats(col: list[str]) -> list[float]:
     """``float`` of each, converted once per distinct text where a column holds few
     (accept lengths, usage: a table is then three times as fast); a column whose values
     nearly all differ (throughputs) is converted value by value, which is then faster."""
@@ -669,7 +669,7 @@ def floats(col: Sequence[str]) -> list[float]:
     return list(map(table.__getitem__, col))
 
 
-def ints(col: Sequence[str]) -> list[int]:
+def ints(col: list[str]) -> list[int]:
     """``int`` of each, converted once per distinct text (a column holds few)."""
     distinct = set(col)
     table = dict(zip(distinct, map(int, distinct), strict=True))
