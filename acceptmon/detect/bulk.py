@@ -17,6 +17,7 @@ after each line's collapse and drift events.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from datetime import datetime
 from itertools import repeat
@@ -52,7 +53,7 @@ def point(state: SourceState, batch: DecodeBatch, i: int) -> Point:
     rate = batch.rate(length)
     if rate is None:
         rate = rate_from_len(length, state.current.slots)
-    return Point(batch.stamp(i)[0], length, float(r), r, batch.queue[i], rate)
+    return Point(batch.stamp(i)[0], length, float(r), r, batch.queued(i), rate)
 
 
 def observe_batch(
@@ -107,7 +108,7 @@ def observe_batch(
             values, ats = [lens[i] for i in used], [epochs[i] for i in used]
             buckets, centis = strata_of(cfg.load_buckets, [running[i] for i in used], values)
         due = checks(buckets, centis, used, n - 1, _clock(before, batch, lo)) if checks else None
-        _windows(state, buckets, centis, ats, recent=due is None)
+        _windows(state, buckets, centis, ats, batch.times_in_order(), recent=due is None)
     upto = _in_order(pending, due)
 
     if used:
@@ -147,14 +148,19 @@ def _part(col: list[T], lo: int, hi: int, whole: bool) -> list[T]:
 
 
 def _windows(
-    state: SourceState, buckets: list[int], centis: list[int], ats: list[float | None], recent: bool
+    state: SourceState,
+    buckets: list[int],
+    centis: list[int],
+    ats: list[float | None],
+    in_order: bool,
+    recent: bool,
 ) -> None:
     """The used intervals into the run's windows (the recent one too unless recovery checks
-    extend it, each to its line)."""
+    extend it, each to its line); ``in_order``: ``ats`` are known all there and in order."""
     rd = state.current
     rd.used += len(buckets)
     rd.head.extend(buckets, centis)
-    rd.tail.extend(buckets, centis, ats)
+    rd.tail.extend(buckets, centis, ats, in_order)
     rd.swing.extend(buckets, centis)
     if recent:
         rd.recent.extend(buckets, centis)
@@ -220,7 +226,10 @@ def _quiet(state: SourceState, batch: DecodeBatch, lo: int, accepted: list[int])
 
 def _times(state: SourceState, batch: DecodeBatch, lo: int, epochs: list[float | None]) -> None:
     """The newest time seen, and a stall the first timed line ends (``epochs`` from row ``lo``)."""
-    timed = epochs if None not in epochs else [e for e in epochs if e is not None]
+    in_order = batch.times_in_order()
+    timed = cast(
+        list[float], epochs if in_order or None not in epochs else [e for e in epochs if e is not None]
+    )
     if not timed:
         return
     key = source_key(STALLED, state.source)
@@ -228,9 +237,11 @@ def _times(state: SourceState, batch: DecodeBatch, lo: int, epochs: list[float |
         first = next(i for i, e in enumerate(epochs) if e is not None)
         p = point(state, batch, lo + first)
         state.book.resolve(key, p.ts, (p.accept_len, p.accept_rate))
-    newest = max(cast(list[float], timed))
+    newest = timed[-1] if in_order else max(timed)
     if state.last_ts is None or newest > (seconds(state.last_ts) or 0.0):
-        state.last_ts = batch.stamp(lo + epochs.index(newest))[0]
+        # In order, the first line with the newest time is found by bisection.
+        at = bisect_left(timed, newest) if in_order else epochs.index(newest)
+        state.last_ts = batch.stamp(lo + at)[0]
 
 
 def _warm_at(state: SourceState, accepted: list[int], queue: list[int]) -> int | None:

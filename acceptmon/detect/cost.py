@@ -118,13 +118,20 @@ def generated(
                 tokens.append(rate * (t - last))
             last = t
         return at, tokens, last
-    timed = cast(Sequence[float], times)
-    skip = 1 if last is None else 0  # the first line has no gap to count
-    before = [*([] if last is None else [last]), *timed[:-1]]
-    after, rates = timed[skip:], throughput[skip:]
-    up = list(map(gt, after, before))
-    at = list(compress(after, up))
-    return at, list(map(mul, compress(rates, up), map(sub, at, compress(before, up)))), timed[-1]
+    up, at, gaps, last = advances(last, cast(Sequence[float], times))
+    return at, list(map(mul, compress(throughput, up), gaps)), last
+
+
+def advances(
+    last: float | None, timed: Sequence[float]
+) -> tuple[list[bool], list[float], list[float], float]:
+    """For lines that all have a time (at least one): which of them count (each line's flag:
+    later than the line before it), their times, the gaps they count, and the last time. Only
+    the counted lines' throughputs are then read (a few lines share each second)."""
+    prev = [math.inf if last is None else last, *timed[:-1]]  # a first line has no gap to count
+    up = list(map(gt, timed, prev))
+    at = list(compress(timed, up))
+    return up, at, list(map(sub, at, compress(prev, up))), timed[-1]
 
 
 def _sum(start: float, terms: list[float]) -> float:
@@ -214,15 +221,23 @@ class CostMeter:
     def observe_batch(self, batch: DecodeBatch) -> None:
         source = batch.source
         if any(d.source == source and d.counting for d in self._drops.values()):
-            self._lines(source, batch.epochs, batch.throughput)
+            times = batch.epochs
+            if not times or not (batch.times_in_order() or None not in times):
+                self._lines(source, times, batch.throughput)
+            else:
+                up, at, gaps, newest = advances(self._last.get(source), cast(list[float], times))
+                self._counted(source, at, list(map(mul, batch.throughput_where(up), gaps)), newest)
         else:
-            at = batch.last_epoch()
-            if at is not None:
-                self._last[source] = at
+            last = batch.last_epoch()
+            if last is not None:
+                self._last[source] = last
 
     def _lines(self, source: str, times: list[float | None], throughput: list[float]) -> None:
+        self._counted(source, *generated(self._last.get(source), times, throughput))
+
+    def _counted(self, source: str, at: list[float], generated_: list[float], last: float | None) -> None:
+        """The tokens generated at times ``at`` into the source's counting drops."""
         drops = [d for d in self._drops.values() if d.source == source and d.counting]
-        at, generated_, last = generated(self._last.get(source), times, throughput)
         if len(drops) == 1:  # the usual case: the sums as ``_add`` makes them, at C speed
             drop = drops[0]
             inside = map(le, repeat(drop.start), at)

@@ -227,13 +227,20 @@ class Sliding(Hists):
         items.append((at, bucket, value))
         super().add(bucket, value)
 
-    def extend(self, buckets: Sequence[int], values: Sequence[int], ats: Sequence[float | None] = ()) -> None:
-        """``add`` for each (bucket, value[, at]) in turn, with the same evictions, in one loop."""
+    def extend(
+        self,
+        buckets: Sequence[int],
+        values: Sequence[int],
+        ats: Sequence[float | None] = (),
+        in_order: bool = False,
+    ) -> None:
+        """``add`` for each (bucket, value[, at]) in turn, with the same evictions, in one loop;
+        ``in_order``: the caller knows ``ats`` all there and in order (not read again)."""
         items, size, max_age = self._items, self._size, self._max_age
         self.added += len(buckets)
         aged = max_age is not None and bool(ats)
         if aged and len(buckets) >= _BULK:
-            self._ordered = self._in_order_after(ats)
+            self._ordered = self._in_order_after(ats, in_order)
             self._extend_aged(buckets, values, ats)
             return
         if max_age is None and len(buckets) >= size > 0:  # all that stays is new: build it afresh
@@ -244,12 +251,12 @@ class Sliding(Hists):
                 items.extend(zip(ats, buckets, values, strict=True))
             else:
                 items.extend(zip(repeat(None), buckets, values, strict=False))
-            self._ordered = self._in_order_after(ats)
+            self._ordered = self._in_order_after(ats, in_order)
             self.n, self._stale = size, True  # counted when read
             return
         strata, n, floor = self.strata, self.n, self._floor
         if buckets:
-            self._ordered = self._in_order_after(ats)
+            self._ordered = self._in_order_after(ats, in_order)
         span = 0.0 if max_age is None else max_age  # read only when aged
         popleft, append, known = items.popleft, items.append, strata.get
         for k, bucket in enumerate(buckets):
@@ -335,14 +342,15 @@ class Sliding(Hists):
                     lo += 1
         return lo
 
-    def _in_order_after(self, ats: Sequence[float | None]) -> bool:
-        """Whether the held times stay in order, none missing, with ``ats`` after them."""
-        if not self._ordered or not ats or None in ats:
+    def _in_order_after(self, ats: Sequence[float | None], known: bool = False) -> bool:
+        """Whether the held times stay in order, none missing, with ``ats`` after them
+        (``known``: ``ats`` are all there and in order)."""
+        if not self._ordered or not ats or (not known and None in ats):
             return False
         items = self._items
         timed = cast(Sequence[float], ats)
-        return (not items or (items[-1][0] or 0.0) <= timed[0]) and all(
-            map(le, timed, islice(timed, 1, None))
+        return (not items or (items[-1][0] or 0.0) <= timed[0]) and (
+            known or all(map(le, timed, islice(timed, 1, None)))
         )
 
     def entries(self) -> list[tuple[float | None, int, int]]:

@@ -8,7 +8,6 @@ saved with the checkpoint, so they continue across restarts.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import reduce
 from itertools import repeat
@@ -366,8 +365,7 @@ class Store:
         g["accept_rate_printed"] = float(printed) if printed is not None else None
         c["accept_len_sum"] = reduce(add, lens, c["accept_len_sum"])
         c["accept_len_count"] += len(lens)
-        for value, n in Counter(lens).items():  # a batch holds few distinct lengths
-            i = bisect_left(ACCEPT_LEN_BUCKETS, value)
+        for i, n in batch.len_histogram(ACCEPT_LEN_BUCKETS).items():
             if i < len(ACCEPT_LEN_BUCKETS):
                 s.buckets[i] += n
         _batch_tokens(c, settings, running, lens)
@@ -450,7 +448,8 @@ def _batch_tokens(c: dict[str, float], settings: SpecConfig, running: list[int],
     """A batch's request-rounds and tokens, added as ``Store.decode_values`` adds them line by line."""
     slots = settings.slots
     interval = settings.decode_log_interval
-    rounds = list(map(float, map(interval.__mul__, running)))
+    per = {r: float(interval * r) for r in set(running)}  # a batch holds few loads
+    rounds = list(map(per.__getitem__, running))
     total = interval * sum(running)
     # Whole request-rounds and draft tokens: when every partial sum is an exact integer,
     # the line-by-line float additions are exact, and one addition gives the same number.

@@ -15,13 +15,14 @@ Read-only by convention: consumers never change a batch or its columns.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from itertools import compress, repeat
-from operator import contains, getitem, itemgetter
-from typing import Any, Literal, TypeVar, overload
+from itertools import compress, islice, repeat
+from operator import contains, getitem, itemgetter, le
+from typing import Any, Literal, TypeVar, cast, overload
 
 from acceptmon.model import DecodeSample, Extras, Meta, PrefillSample, Ranks, Record, SpecConfig
 from acceptmon.parse.fields import Kind, Value
@@ -68,7 +69,11 @@ class DecodeBatch:
         "_epoch_col",
         "_epochs",
         "_full_rows_col",
+        "_in_order",
         "_layout",
+        "_len_bucket_col",
+        "_len_counts",
+        "_len_text",
         "_lens",
         "_order",
         "_parse",
@@ -116,6 +121,9 @@ class DecodeBatch:
         # Columns, each built on first use (None: not yet; ``_lens`` stays None when the layout
         # prints no accept len, and asking again then costs two tuple reads).
         self._lens = lens
+        self._len_text: list[str] | None = None
+        self._len_counts: Counter[str] | None = None
+        self._len_bucket_col: tuple[tuple[float, ...], list[int]] | None = None
         self._full_rows_col: list[tuple[str, ...]] | None = None
         self._running: list[int] | None = None
         self._queue: list[int] | None = None
@@ -126,16 +134,26 @@ class DecodeBatch:
         self._stamp_col: list[Stamp] | None = None
         self._epoch_col: list[float | None] | None = None
         self._retimed = False
+        self._in_order: bool | None = None
         #: A part's batch and where the part lies in it (``part``): its number columns are
         #: the batch's, built once for all its parts and sliced (backfill cuts thousands).
         self._whole: tuple[DecodeBatch, int, int] | None = None
 
     def _col(self, slot: int) -> list[str] | None:
         i = self._order[slot]
-        if i is not None:
+        if i is not None:  # a column at a time: a batch reads few of them whole
             return list(map(itemgetter(i - 1), self._rows))
         j = self._layout.full_order[slot]
         return None if j is None else list(map(itemgetter(j - 1), self._full_rows()))
+
+    def _picked(self, slot: int, picked: list[bool]) -> list[str]:
+        """Group ``slot`` (one every layout has) of the lines ``picked`` flags, read off those alone."""
+        i = self._order[slot]
+        if i is not None:
+            return list(map(itemgetter(i - 1), compress(self._rows, picked)))
+        j = self._layout.full_order[slot]
+        assert j is not None
+        return list(map(itemgetter(j - 1), compress(self._full_rows(), picked)))
 
     def _full_rows(self) -> list[tuple[str, ...]]:
         """Every wanted group of every line (the same regex, so the same matches, as ``rows``)."""
@@ -168,6 +186,20 @@ class DecodeBatch:
             col = self._queue = whole[0].queue[whole[1] : whole[2]] if whole else ints(self._col(1) or [])
         return col
 
+    def queued(self, i: int) -> int:
+        """Line ``i``'s queue alone (the detector's last point of a batch), without the column."""
+        col = self._queue
+        return col[i] if col is not None else int(self._one(1, i))
+
+    def _one(self, slot: int, i: int) -> str:
+        """Line ``i``'s group ``slot``, unconverted (a group every Decode layout has)."""
+        j = self._order[slot]
+        if j is not None:
+            return self._rows[i][j - 1]
+        k = self._layout.full_order[slot]
+        assert k is not None
+        return self._full(i)[k - 1]
+
     @property
     def throughput(self) -> list[float]:
         """gen throughput (token/s) per line."""
@@ -179,6 +211,13 @@ class DecodeBatch:
             )
         return col
 
+    def throughput_where(self, picked: list[bool]) -> list[float]:
+        """gen throughput of the lines ``picked`` flags, converted for those alone unless
+        the column is built (the cost meter reads it only where the time moves on)."""
+        if self._throughput is None and self._whole is None:
+            return list(map(float, self._picked(2, picked)))
+        return list(compress(self.throughput, picked))
+
     @property
     def lens(self) -> list[float] | None:
         """Accept lengths, or None when the layout prints none (speculation off)."""
@@ -187,12 +226,52 @@ class DecodeBatch:
             col = self._lens = _floats(self._col(4))
         return col
 
+    def _lens_text(self) -> list[str]:
+        """Accept lengths as printed (empty when the layout prints none)."""
+        col = self._len_text
+        if col is None:
+            whole = self._whole
+            col = self._len_text = whole[0]._lens_text()[whole[1] : whole[2]] if whole else self._col(4) or []
+        return col
+
+    def len_counts(self) -> Counter[str]:
+        """How many lines print each accept length, by its text: a batch holds few, and text
+        hashes once (a float hashes again at every lookup), so the store's histogram and the
+        hundredths of ``strata`` convert only these."""
+        counts = self._len_counts
+        if counts is None:
+            counts = self._len_counts = Counter(self._lens_text())
+        return counts
+
+    def len_histogram(self, edges: tuple[float, ...]) -> Counter[int]:
+        """How many lines fall in each accept-length bucket (``bisect_left(edges, len)``): from
+        the counts of distinct texts, or for a part (backfill cuts thousands, each holding
+        most of its batch's distinct lengths) from its batch's bucket per line, found once."""
+        whole = self._whole
+        if whole is not None:
+            return Counter(whole[0]._len_buckets(edges)[whole[1] : whole[2]])
+        out: Counter[int] = Counter()
+        for text, n in self.len_counts().items():
+            out[bisect_left(edges, float(text))] += n
+        return out
+
+    def _len_buckets(self, edges: tuple[float, ...]) -> list[int]:
+        """Each line's accept-length bucket, for the parts' ``len_histogram``."""
+        got = self._len_bucket_col
+        if got is None or got[0] != edges:
+            table = {text: bisect_left(edges, float(text)) for text in self.len_counts()}
+            got = self._len_bucket_col = (edges, list(map(table.__getitem__, self._lens_text())))
+        return got[1]
+
     @property
     def repeated(self) -> list[int]:
         """``[repeated Nx across cluster]`` counts (0 where absent)."""
         col = self._repeated
         if col is None:
-            col = self._repeated = _counts(self._col(6), self.n)
+            whole = self._whole
+            col = self._repeated = (
+                whole[0].repeated[whole[1] : whole[2]] if whole else _counts(self._col(6), self.n)
+            )
         return col
 
     def strata(self, edges: tuple[int, ...]) -> tuple[list[int], list[int]]:
@@ -208,7 +287,13 @@ class DecodeBatch:
                 i, j = whole[1], whole[2]
                 got = self._strata[edges] = (buckets[i:j], centis[i:j])
             else:
-                got = self._strata[edges] = strata_of(edges, self.running, self.lens or [])
+                running, text = self.running, self._lens_text()
+                bucket_of = {r: bisect_right(edges, r) for r in set(running)}
+                centi_of = {t: round(float(t) * 100) for t in self.len_counts()}
+                got = self._strata[edges] = (
+                    list(map(bucket_of.__getitem__, running)),
+                    list(map(centi_of.__getitem__, text)),
+                )
         return got
 
     def values(self, i: int) -> DecodeValues:
@@ -288,6 +373,21 @@ class DecodeBatch:
             col = self._epoch_col = self._epochs(self._prefixes())
         return col
 
+    def times_in_order(self) -> bool:
+        """Whether every Decode line has a time, none earlier than the line's before it (the
+        usual case): then the newest is the last, and a window need not check the order."""
+        got = self._in_order
+        if got is None:
+            whole = self._whole
+            if whole is not None and whole[0].times_in_order():
+                got = True
+            else:
+                epochs = self.epochs
+                timed = cast(list[float], epochs)
+                got = None not in epochs and all(map(le, timed, islice(timed, 1, None)))
+            self._in_order = got
+        return got
+
     def last_epoch(self) -> float | None:
         epochs = self._epoch_col
         if epochs is not None:
@@ -298,7 +398,7 @@ class DecodeBatch:
     def retime(self, stamps: list[Stamp], epochs: list[float | None]) -> None:
         """Replace the Decode lines' times (``runs.ahead``: times ahead of the host clock are
         not trusted); every reader of times, ``records`` included, sees these from now on."""
-        self._stamp_col, self._epoch_col, self._retimed = stamps, epochs, True
+        self._stamp_col, self._epoch_col, self._retimed, self._in_order = stamps, epochs, True, None
 
     def offsets(self) -> list[int]:
         """Where the stretch's Decode lines stand in ``lines`` (0-based): a batch cut at a
@@ -558,11 +658,13 @@ def strata_of(edges: tuple[int, ...], running: list[int], lens: list[float]) -> 
 
 def floats(col: list[str]) -> list[float]:
     """``float`` of each, converted once per distinct text where a column holds few
-    (accept lengths, usage); a column whose first values all differ (throughputs) is
-    converted value by value, which is then twice as fast as a table."""
-    if len(set(col[:_SAMPLE])) > _SAMPLE // 2:
+    (accept lengths, usage: a table is then three times as fast); a column whose values
+    nearly all differ (throughputs) is converted value by value, which is then faster."""
+    if len(set(col[:_SAMPLE])) > _SAMPLE * 7 // 8:
         return list(map(float, col))
-    distinct = set(col)
+    distinct = set(col)  # cheap: text keeps its hash for the lookups below
+    if 2 * len(distinct) > len(col):
+        return list(map(float, col))
     table = dict(zip(distinct, map(float, distinct), strict=True))
     return list(map(table.__getitem__, col))
 
