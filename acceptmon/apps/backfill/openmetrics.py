@@ -1,16 +1,16 @@
-"""Snapshots of the store's metrics at log times, written as one OpenMetrics document.
+"""Snapshots of the store's metrics at log times, written as OpenMetrics documents.
 
 The live agent's metric families of one source, as ``collect.source_samples``
 gives them (the mapping ``/metrics`` uses too), at a log time. OpenMetrics wants
 each series' points contiguous and in time order, and a histogram's buckets,
 count and sum together, so points are kept per series and written family by
-family at the end.
+family when a part of the history is cut (``parts.Parts``) or at the end.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -39,9 +39,20 @@ class Recorder:
     def __init__(self, extra: dict[str, str] | None = None) -> None:
         """``extra`` labels go on every sample (``job`` and ``instance``, as a scrape adds them)."""
         self.families: dict[str, Family] = {}
-        self.points = 0
+        #: Points recorded in all parts, and sample lines in the part being recorded.
+        self.points = self.lines = 0
+        #: The latest instant recorded (in any part).
+        self.until = -math.inf
         self._extra = extra or {}
         self._named: dict[tuple[str, tuple[str, ...]], tuple[Series, Labels]] = {}
+        self._cut: Callable[[], None] | None = None
+        self._part_lines = 0
+
+    def cut_every(self, lines: int, cut: Callable[[], None]) -> None:
+        """Call ``cut`` before a snapshot once the part holds ``lines`` sample lines, if the
+        snapshot is at an instant after every one recorded: ``cut`` writes the part and
+        ``clear``s it, so no two parts share an instant (nor a point of one series)."""
+        self._part_lines, self._cut = lines, cut
 
     def snapshot(self, families: Iterable[tuple[MetricDef, Iterable[SourceSample]]], ts: float) -> None:
         """Record one source's samples of each family (``collect.source_samples``) at ``ts``.
@@ -49,7 +60,10 @@ class Recorder:
         A series' samples come together (a histogram's buckets, count and sum), so each run of
         samples of one series is one point; each series is looked up once per snapshot, by the
         sample's name and label values (thousands of snapshots repeat the same series)."""
-        named, isfinite = self._named, math.isfinite
+        if self._cut is not None and self.lines >= self._part_lines and ts > self.until:
+            self._cut()
+        self.until = max(self.until, ts)
+        named, isfinite, lines = self._named, math.isfinite, 0
         for m, samples in families:
             series: list[tuple[float, list[tuple[str, Labels, float]]]] | None = None
             points: list[tuple[str, Labels, float]] = []
@@ -68,6 +82,8 @@ class Recorder:
                         own.append((ts, points))
                         self.points += 1
                 points.append((name, labels, value))
+                lines += 1
+        self.lines += lines
 
     def _series(self, m: MetricDef, own: dict[str, str]) -> tuple[Series, Labels]:
         """The point list of a sample's series (its labels without ``le``) and its labels."""
@@ -82,9 +98,20 @@ class Recorder:
         labels = {**self._extra, **own}
         return tuple(sorted((k, v) for k, v in labels.items() if k != "le")), tuple(sorted(labels.items()))
 
+    def clear(self) -> None:
+        """Forget the points of the part written (the series stay known)."""
+        for f in self.families.values():
+            for series in f.points.values():
+                series.clear()
+        self.lines = 0
+
     def write(self, out: IO[str]) -> None:
+        """The part recorded since the last ``clear`` as one OpenMetrics document (each family
+        with points in it, its TYPE and HELP first)."""
         number = _number
         for f in sorted(self.families.values(), key=lambda f: f.name):
+            if not any(f.points.values()):
+                continue
             out.write(f"# TYPE {f.name} {_om_type(f.type)}\n")
             out.write(f"# HELP {f.name} {_escape_help(f.help)}\n")
             for key in sorted(f.points):
