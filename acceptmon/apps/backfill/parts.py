@@ -2,7 +2,7 @@
 
 Each part is a whole OpenMetrics document (each family's TYPE and HELP, ``# EOF``) of the
 samples recorded since the part before: a counter's value is its total, so a part needs
-nothing of another. A part is cut once it holds ``PART_LINES`` sample lines, before the
+nothing of another. A part is cut once it holds ``PART_POINTS`` points, before the
 first sample at an instant after every one recorded (``Recorder.cut_every``): one log's
 parts share no instant, and their blocks do not overlap. Logs read one after another over
 the same days make blocks that overlap in time (other series), which Prometheus merges, as
@@ -20,9 +20,9 @@ from acceptmon.apps.backfill.blocks import Blocks
 from acceptmon.apps.backfill.openmetrics import Recorder
 from acceptmon.text.printable import printable
 
-#: Sample lines of a part (~5 MB): promtool on the last one, after the reading, takes a
-#: tenth of a second; on a day of logs a handful of parts, each costing promtool ~40 ms more.
-PART_LINES = 1 << 15
+#: Points of a part (~3.5 MB): promtool on the last one, after the reading, takes a tenth of
+#: a second; a day of one log is a handful of parts, each costing promtool ~40 ms more.
+PART_POINTS = 1 << 14
 #: The one part's name, and the numbered parts' (their number is formatted in).
 WHOLE, NUMBERED = "acceptmon.om", "acceptmon-{:04d}.om"
 
@@ -47,7 +47,7 @@ class Parts:
         hand them to, else in one part (``finish``)."""
         self._recorder = recorder
         if self._blocks is not None:
-            recorder.cut_every(PART_LINES, self._cut)
+            recorder.cut_every(PART_POINTS, self._cut)
 
     def _cut(self) -> None:
         if self._failed is None:  # after a failure, the rest stays recorded for ``finish`` to report
@@ -74,7 +74,7 @@ class Parts:
         except OSError as exc:
             return f"cannot write {printable(str(path))}: {exc.strerror or exc}"
         self.written.append(path)
-        empty = self._recorder.lines == 0
+        empty = self._recorder.part == 0
         self._recorder.clear()
         if self._blocks is not None and not empty:
             self._blocks.add(path)
