@@ -163,7 +163,7 @@ def test_a_part_that_cannot_be_written_exits_1(
     err = capsys.readouterr().err
     assert "cannot write " in err and "acceptmon-0002.om: No space left on device" in err
     assert "Traceback" not in err and "cannot read" not in err
-    assert _calls(tmp_path) == ["acceptmon-0001.om"]
+    assert _calls(tmp_path) in ([], ["acceptmon-0001.om"])  # the first one's, if begun, was ended
 
 
 def _gone(pid: int) -> bool:
