@@ -4,9 +4,10 @@
 and ran only after every log was read: a third of backfill's extra time on a day of logs.
 History is written in parts instead (``parts.Parts``), and each finished part is turned into
 blocks by one promtool child at a time while the logs are read on: the reading takes one
-core, promtool the machine's next one (``GOMAXPROCS=1``, so that it does not take the
-reader's too). The first failure is kept, and no promtool starts after it; ``stop`` kills
-the one running (an error or Ctrl-C leaves no child behind).
+core, promtool the machine's next one (``GOMAXPROCS=1``, and niced while the reading goes
+on, so that on a busy machine it does not take the reader's too). The first failure is
+kept, and no promtool starts after it; ``stop`` kills the one running (an error or Ctrl-C
+leaves no child behind).
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from acceptmon.text.printable import printable
 
 #: The longest TSDB block written (promtool's default is 2 h; it rounds this down to 18 h).
 BLOCK = "24h"
+#: promtool's niceness while the logs are still being read.
+NICE = 10
 
 
 @contextmanager
@@ -52,6 +55,7 @@ class Blocks:
         self._lock = threading.Lock()
         self._child: subprocess.Popen[bytes] | None = None
         self._stopped = False
+        self._reading = True
         #: Why some blocks were not written (the first failure), or None.
         self.problem: str | None = None
         self.added = self.done = 0
@@ -65,6 +69,7 @@ class Blocks:
 
     def finish(self) -> str | None:
         """Wait for every part handed over; why some blocks were not written, or None."""
+        self._reading = False
         self._todo.put(None)
         self._thread.join()
         return self.problem
@@ -112,6 +117,9 @@ class Blocks:
                     )
                 except OSError as exc:
                     return f"cannot run promtool: {exc.strerror or exc}"
+                if self._reading:  # the reader comes first on a busy machine; its parts can wait
+                    with suppress(OSError):
+                        os.setpriority(os.PRIO_PROCESS, child.pid, NICE)
             status = child.wait()
             with self._lock:
                 self._child = None
