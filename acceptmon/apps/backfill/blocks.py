@@ -4,8 +4,8 @@
 and ran only after every log was read: a third of backfill's extra time on a day of logs.
 History is written in parts instead (``parts.Parts``), and each finished part is turned into
 blocks by one promtool child at a time while the logs are read on: the reading takes one
-core, promtool the machine's next one (``GOMAXPROCS=1``, and niced while the reading goes
-on, so that on a busy machine it does not take the reader's too). The first failure is
+core, promtool the machine's next one (``GOMAXPROCS=1`` and niced while the reading goes
+on, so that on a busy machine it does not take the reader's too; after it, all it can). The first failure is
 kept, and no promtool starts after it; ``stop`` kills the one running (an error or Ctrl-C
 leaves no child behind).
 """
@@ -96,7 +96,6 @@ class Blocks:
             "tsdb",
             "create-blocks-from",
             "openmetrics",
-            "--quiet",
             # Day-long blocks: fewer blocks to write, and for Prometheus to compact later.
             f"--max-block-duration={BLOCK}",
             str(part),
@@ -108,16 +107,17 @@ class Blocks:
                     return None
                 try:
                     self._out.mkdir(parents=True, exist_ok=True)
+                    reading = self._reading  # then one core (the reader has the other), niced
                     child = self._child = subprocess.Popen(
                         cmd,
                         stdin=subprocess.DEVNULL,
                         stdout=said,
                         stderr=subprocess.STDOUT,
-                        env={**os.environ, "GOMAXPROCS": "1"},
+                        env={**os.environ, "GOMAXPROCS": "1"} if reading else None,
                     )
                 except OSError as exc:
                     return f"cannot run promtool: {exc.strerror or exc}"
-                if self._reading:  # the reader comes first on a busy machine; its parts can wait
+                if reading:  # the reader comes first on a busy machine; its parts can wait
                     with suppress(OSError):
                         os.setpriority(os.PRIO_PROCESS, child.pid, NICE)
             status = child.wait()
