@@ -38,7 +38,8 @@ def _promtool(tmp_path: Path, body: str) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     tool = bin_dir / "promtool"
-    tool.write_text(f'#!/bin/sh\necho "$(basename "$6")" >> {tmp_path / "calls"}\n{body}\n')
+    log = 'for a; do part=$out; out=$a; done; echo "$(basename "$part")" >> ' + str(tmp_path / "calls")
+    tool.write_text(f"#!/bin/sh\n{log}\n{body}\n")
     tool.chmod(0o755)
     return tool
 
