@@ -4,10 +4,10 @@
 and ran only after every log was read: a third of backfill's extra time on a day of logs.
 History is written in parts instead (``parts.Parts``), and each finished part is turned into
 blocks by one promtool child at a time while the logs are read on: the reading takes one
-core, promtool the machine's next one (``GOMAXPROCS=1`` and niced while the reading goes
-on, so that on a busy machine it does not take the reader's too; after it, all it can). The first failure is
-kept, and no promtool starts after it; ``stop`` kills the one running (an error or Ctrl-C
-leaves no child behind).
+core, promtool the machine's next one (``GOMAXPROCS=1`` while the reading goes on, so that
+it does not take the reader's too; after it, all it can). Not niced: on a busy machine that
+would only leave its work to the end. The first failure is kept, and no promtool starts
+after it; ``stop`` kills the one running (an error or Ctrl-C leaves no child behind).
 """
 
 from __future__ import annotations
@@ -18,15 +18,13 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
 from acceptmon.text.printable import printable
 
 #: The longest TSDB block written (promtool's default is 2 h; it rounds this down to 18 h).
 BLOCK = "24h"
-#: promtool's niceness while the logs are still being read.
-NICE = 10
 
 
 @contextmanager
@@ -107,7 +105,7 @@ class Blocks:
                     return None
                 try:
                     self._out.mkdir(parents=True, exist_ok=True)
-                    reading = self._reading  # then one core (the reader has the other), niced
+                    reading = self._reading  # then one core: the reader has the other
                     child = self._child = subprocess.Popen(
                         cmd,
                         stdin=subprocess.DEVNULL,
@@ -117,9 +115,6 @@ class Blocks:
                     )
                 except OSError as exc:
                     return f"cannot run promtool: {exc.strerror or exc}"
-                if reading:  # the reader comes first on a busy machine; its parts can wait
-                    with suppress(OSError):
-                        os.setpriority(os.PRIO_PROCESS, child.pid, NICE)
             status = child.wait()
             with self._lock:
                 self._child = None
