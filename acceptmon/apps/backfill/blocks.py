@@ -53,7 +53,8 @@ class Blocks:
         self._lock = threading.Lock()
         self._child: subprocess.Popen[bytes] | None = None
         self._stopped = False
-        self._reading = True
+        #: Whether the logs are still being read (promtool then gets one core).
+        self.reading = True
         #: Why some blocks were not written (the first failure), or None.
         self.problem: str | None = None
         self.added = self.done = 0
@@ -67,7 +68,7 @@ class Blocks:
 
     def finish(self) -> str | None:
         """Wait for every part handed over; why some blocks were not written, or None."""
-        self._reading = False
+        self.reading = False
         self._todo.put(None)
         self._thread.join()
         return self.problem
@@ -105,7 +106,7 @@ class Blocks:
                     return None
                 try:
                     self._out.mkdir(parents=True, exist_ok=True)
-                    reading = self._reading  # then one core: the reader has the other
+                    reading = self.reading  # then one core: the reader has the other
                     child = self._child = subprocess.Popen(
                         cmd,
                         stdin=subprocess.DEVNULL,

@@ -55,6 +55,8 @@ class Parts:
 
     def finish(self) -> list[Path]:
         """Write the last part (the only one, unless some were cut); every part written."""
+        if self._blocks is not None:
+            self._blocks.reading = False
         if self._failed is None:
             self._failed = self._write(NUMBERED.format(len(self.written) + 1) if self.written else WHOLE)
         if self._failed is not None:
