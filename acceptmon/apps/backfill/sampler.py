@@ -24,7 +24,6 @@ import time
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 from datetime import UTC, tzinfo
 from itertools import compress, repeat
 from operator import contains, ne
@@ -228,18 +227,19 @@ class Sampler:
         t = self._latest[source]
         self._last[source] = t
         stats = self._store.sources[source]
+        counters = stats.counters
+        held = counters["lines"], counters["prefill_batches"]
         if at is not None and self._recent.get(source):
             before, chunk = self._recent[source][-1]
             cut, prefills = self._noise_after(source, at, t)
-            lines_after = before + len(chunk.lines) - cut
-            prefills_after += prefills
-            if lines_after or prefills_after:
-                counters = dict(stats.counters)
-                counters["lines"] -= lines_after
-                counters["prefill_batches"] -= prefills_after
-                stats = replace(stats, counters=counters)
+            # The store's own counters, without the lines ahead, for the snapshot's while only.
+            counters["lines"] -= before + len(chunk.lines) - cut
+            counters["prefill_batches"] -= prefills_after + prefills
         host = self._store.hosts.get(source, "")
-        self.recorder.snapshot(((m, source_samples(m, source, stats, host)) for m in STORE_CATALOGUE), t)
+        try:
+            self.recorder.snapshot(((m, source_samples(m, source, stats, host)) for m in STORE_CATALOGUE), t)
+        finally:
+            counters["lines"], counters["prefill_batches"] = held
         if self.extra is not None:
             self.recorder.snapshot(self.extra(source), t)
 
