@@ -37,7 +37,7 @@ class Parts:
 
     def __init__(self, directory: Path, blocks: Blocks | None) -> None:
         self._directory, self._blocks = directory, blocks
-        self._recorder = Recorder()
+        self._recorder = Recorder()  # an empty history until ``attach``
         #: The parts written, in time order.
         self.written: list[Path] = []
         self._failed: str | None = None
