@@ -490,14 +490,15 @@ def _add_backfill(sub: Any) -> None:
         "backfill",
         help="turn old logs into Prometheus history (OpenMetrics and TSDB blocks)",
         description="Read logs once and write the metrics the agent would have served, sampled every "
-        "--step seconds of log time with the log's timestamps, as OpenMetrics (DIR/acceptmon.om), then "
-        "TSDB blocks via 'promtool tsdb create-blocks-from openmetrics' (DIR/blocks) to copy into "
+        "--step seconds of log time with the log's timestamps, as OpenMetrics (DIR/acceptmon.om, or "
+        "DIR/acceptmon-0001.om ... in parts by time for a longer history), turned into TSDB blocks via "
+        "'promtool tsdb create-blocks-from openmetrics' (DIR/blocks) while the logs are read, to copy into "
         "Prometheus's data directory. SOURCEs as for 'acceptmon runs'.",
         epilog="exit status: 0 written; 1 cannot write; 2 bad SOURCE or flag; 3 no promtool or it failed "
         "(the OpenMetrics file is written)",
     )
     bf.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, glob, '-' or ssh://host/path")
-    bf.add_argument("--out", required=True, metavar="DIR", help="where to write acceptmon.om and blocks/")
+    bf.add_argument("--out", required=True, metavar="DIR", help="where to write acceptmon*.om and blocks/")
     bf.add_argument("--step", type=float, default=60.0, metavar="SECONDS", help="sampling step (default 60)")
     bf.add_argument("--job", default="acceptmon", help="the scrape job's name, as live series carry it")
     bf.add_argument(

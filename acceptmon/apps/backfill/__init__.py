@@ -13,16 +13,17 @@ live data are one series.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any
 
+from acceptmon.apps.backfill.blocks import beside
 from acceptmon.apps.backfill.findings import HistoryFindings
+from acceptmon.apps.backfill.parts import Parts, WriteError
+from acceptmon.apps.backfill.progress import progress
 from acceptmon.apps.backfill.sampler import Sampler
 from acceptmon.ingest.read import new_pipeline, opened, read_logs
 from acceptmon.labels import SourceIdentity
@@ -32,10 +33,9 @@ from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
 from acceptmon.text.printable import printable
 
-#: The longest TSDB block written (promtool's default is 2 h).
-BLOCK = "24h"
 #: Exit status when promtool is missing or fails (the OpenMetrics file is still written).
 NO_BLOCKS = 3
+_NO_PROMTOOL = "promtool is not installed (Debian package prometheus); the OpenMetrics file is ready for it"
 
 STEPS = """Load the blocks into Prometheus:
   1. stop Prometheus (or not: since 2.39 it picks blocks up at the next compaction, but a stop is surest);
@@ -57,81 +57,28 @@ def collect(
     readers: dict[str, FileReader],
     labels: dict[str, str] | None = None,
     declared: SpecConfig | None = None,
+    *,
+    read: Callable[[str], None] | None = None,
+    parts: Parts | None = None,
 ) -> Sampler:
+    """Read ``logs`` into a sampler (``read``: told each path read; ``parts``: writes the
+    history in parts while the reading goes on)."""
     pipeline, _table = new_pipeline(tz, draft_config, readers, run_table=False, declared=declared)
     # As in the agent: a time ahead of this host's clock is never a record's (nor a gauge's) time.
     pipeline.ahead = AheadGuard(time.time)
     for lg in logs:  # the host label the agent's series carry (``run_info``)
         pipeline.store.hosts[lg.name] = SourceIdentity.of(lg.url or lg.name).host
     sampler = Sampler(pipeline.store, step, labels, zone=tz)
+    if parts is not None:
+        parts.attach(sampler.recorder)
     findings = HistoryFindings(pipeline)
     sampler.parts, sampler.extra = findings.part, findings.families
     pipeline.log_clock = sampler
-    with _progress([path for lg in logs for path in lg.files]) as advance:
-        problems = read_logs(pipeline, logs, advance)
+    problems = read_logs(pipeline, logs, read)
     for problem in problems:
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     sampler.finish()
     return sampler
-
-
-def _progress(files: list[str]) -> Any:
-    """A rich progress bar over files when stderr is a terminal; nothing otherwise."""
-    from contextlib import contextmanager
-
-    @contextmanager
-    def bar() -> Any:
-        if not sys.stderr.isatty():
-            yield lambda _path: None
-            return
-        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
-        sizes = {p: _size(p) for p in files}
-        with Progress(
-            TextColumn("backfill"),
-            BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
-            TimeRemainingColumn(),
-            transient=True,
-        ) as progress:
-            task = progress.add_task("read", total=sum(sizes.values()) or len(files))
-            yield lambda path: progress.advance(task, sizes.get(path) or 1)
-
-    return bar()
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
-
-
-def blocks(om: Path, out: Path) -> str | None:
-    """Run promtool; None when the blocks are written, else why not."""
-    promtool = shutil.which("promtool")
-    if promtool is None:
-        return "promtool is not installed (Debian package prometheus); the OpenMetrics file is ready for it"
-    out.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        # Day-long blocks: a fifth of promtool's time with its 2 h default on days of history
-        # (fewer blocks to write and for Prometheus to compact later).
-        [
-            promtool,
-            "tsdb",
-            "create-blocks-from",
-            "openmetrics",
-            f"--max-block-duration={BLOCK}",
-            str(om),
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        return f"promtool failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}"
-    return None
 
 
 def main(
@@ -148,29 +95,38 @@ def main(
 ) -> int:
     """``names``: the ``source`` labels of the SOURCEs in the same position (``--name``), so
     history continues the series of the agent source of that ``name``."""
+    directory = Path(out)
+    promtool = shutil.which("promtool")
     try:
-        with opened(sources, ssh_config, names) as (logs, readers):
-            sampler = collect(logs, tz, step, draft_config, readers, labels, declared)
+        with (
+            opened(sources, ssh_config, names) as (logs, readers),
+            progress([path for lg in logs for path in lg.files]) as shown,
+            beside(promtool, directory / "blocks", shown.blocks) as blocks,
+        ):
+            parts = Parts(directory, blocks)
+            sampler = collect(
+                logs, tz, step, draft_config, readers, labels, declared, read=shown.read, parts=parts
+            )
+            written = parts.finish()
+            problem = blocks.finish() if blocks is not None else _NO_PROMTOOL
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
         return 2
-    directory = Path(out)
-    om = directory / "acceptmon.om"
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with om.open("w", encoding="utf-8") as f:
-            sampler.recorder.write(f)
-    except OSError as exc:
-        print(f"acceptmon: cannot write {om}: {exc.strerror or exc}", file=sys.stderr)
+    except WriteError as exc:
+        print(f"acceptmon: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {om}: {sampler.recorder.points} points of {len(sampler.recorder.families)} metrics")
+    recorder = sampler.recorder
+    what = f"{recorder.points} points of {len(recorder.families)} metrics"
+    if len(written) == 1:
+        print(f"wrote {written[0]}: {what}")
+    else:
+        print(f"wrote {written[0]} … {written[-1].name} ({len(written)} parts by time): {what}")
     refused = sampler.refused()
     if refused:
         print(refused, file=sys.stderr)
-    if not sampler.recorder.points:
+    if not recorder.points:
         print("acceptmon: nothing to backfill: no line with a timestamp and a metric", file=sys.stderr)
         return 0
-    problem = blocks(om, directory / "blocks")
     if problem:
         print(f"acceptmon: no TSDB blocks: {problem}", file=sys.stderr)
         return NO_BLOCKS

@@ -21,12 +21,13 @@ from __future__ import annotations
 import math
 import re
 import time
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 from datetime import UTC, tzinfo
 from itertools import compress, repeat
 from operator import contains, ne
+from typing import TypeGuard
 
 from acceptmon.apps.backfill.openmetrics import Recorder
 from acceptmon.apps.backfill.window import TimeWindow
@@ -47,13 +48,18 @@ def _prefill(line: str) -> bool:
     return DECODE not in line and PREFILL in line
 
 
-def _prefills(lines: tuple[str, ...]) -> list[int]:
-    """Where the Prefill lines stand among ``lines``, as the bulk path counts them (a line
-    with a Decode marker is not one), found at C speed."""
-    found = list(compress(range(len(lines)), map(contains, lines, repeat(PREFILL))))
-    if any(DECODE in lines[k] for k in found):
-        return [k for k in found if DECODE not in lines[k]]
-    return found
+def _prefills(lines: tuple[str, ...], offsets: list[int]) -> list[int]:
+    """Where the Prefill lines stand among ``lines``, as the bulk path counts them: lines with
+    a Prefill marker and no Decode marker, searched among the lines not at a Decode line's
+    offset (``offsets``), at C speed."""
+    others = bytearray(b"\x01") * len(lines)
+    deque(map(others.__setitem__, offsets, repeat(0)), maxlen=0)
+    rest = list(compress(range(len(lines)), others))
+    return list(compress(rest, map(contains, map(lines.__getitem__, rest), repeat(PREFILL))))
+
+
+def _all_timed(epochs: list[float | None]) -> TypeGuard[list[float]]:
+    return bool(epochs) and None not in epochs
 
 
 class Sampler:
@@ -118,11 +124,9 @@ class Sampler:
         self._told[source] = at
 
     def batch(self, batch: DecodeBatch, take: Callable[[DecodeBatch], None]) -> None:
-        """Store ``batch`` through ``take`` in parts, sampling between them where a step falls.
-
-        Only the Decode lines whose time differs from the line before are looked at (found at
-        C speed), and the lines after one whose time was not trusted; the Prefill and other
-        lines between them are placed when a sample is cut (``_noise_after``)."""
+        """Store ``batch`` through ``take`` in parts, sampling between them where a step falls
+        (``_cuts``); the Prefill and other lines between Decode lines are placed when a sample
+        is cut (``_noise_after``)."""
         source, n = batch.source, batch.n
         parts = self.parts
         if parts is not None:
@@ -132,27 +136,44 @@ class Sampler:
                 store(part)
                 parts(part)
 
-        epochs = batch.epochs
-        latest = self._latest.get(source)
-        changes = compress(range(n), map(ne, epochs, [latest, *epochs[:-1]]))
         offsets: list[int] | None = None
         prefills: list[int] | None = None
         first = self._index(source, batch.lineno)
         start = 0
+        for i in self._cuts(source, batch.epochs):
+            offsets = offsets or batch.offsets()
+            if i > start:
+                take(batch.part(start, i, offsets))
+                start = i
+            if i > 0:
+                self._told[source] = first + offsets[i - 1]
+            prefills = prefills if prefills is not None else _prefills(batch.lines, offsets)
+            self._sample(source, first + offsets[i], len(prefills) - bisect_left(prefills, offsets[i]))
+        if n:
+            self._told[source] = first + (offsets or batch.offsets())[-1]
+        if start == 0:
+            take(batch)
+        elif start < n:
+            take(batch.part(start, n, offsets or batch.offsets()))
+
+    def _cuts(self, source: str, epochs: list[float | None]) -> Iterator[int]:
+        """The Decode lines of a batch (by their times ``epochs``) before which a sample falls,
+        each yielded when the latest trusted time is the sample's: only the lines whose time
+        differs from the line before are looked at (found at C speed), and the lines after
+        one whose time was not trusted."""
+        latest = self._latest.get(source)
+        if latest is not None and _all_timed(epochs) and self.window.steady(source, latest, epochs):
+            yield from self._steady_cuts(source, latest, epochs)
+            return
+        n = len(epochs)
+        changes = compress(range(n), map(ne, epochs, [latest, *epochs[:-1]]))
         plain, last, step = self.window.plain, self._last, self._step
         for i in changes:
             t = epochs[i]
             if t is None:
                 continue
             if latest is not None and t > latest and latest - last.get(source, -math.inf) >= step:
-                offsets = offsets or batch.offsets()
-                if i > start:
-                    take(batch.part(start, i, offsets))
-                    start = i
-                if i > 0:
-                    self._told[source] = first + offsets[i - 1]
-                prefills = prefills if prefills is not None else _prefills(batch.lines)
-                self._sample(source, first + offsets[i], len(prefills) - bisect_left(prefills, offsets[i]))
+                yield i
             if latest is not None and t > latest and plain(source, t):
                 latest = self._latest[source] = t  # the usual case: a second on, trusted at once
                 continue
@@ -162,12 +183,26 @@ class Sampler:
                 self._admit(source, t)  # not trusted (yet): the lines of the same time count too
                 j += 1
             latest = self._latest.get(source)
-        if n:
-            self._told[source] = first + (offsets or batch.offsets())[-1]
-        if start == 0:
-            take(batch)
-        elif start < n:
-            take(batch.part(start, n, offsets or batch.offsets()))
+
+    def _steady_cuts(self, source: str, latest: float, epochs: list[float]) -> Iterator[int]:
+        """``_cuts`` of a batch whose times are all trusted as they come (``TimeWindow.steady``):
+        in order, so each cut is found by bisection, not line by line. A sample falls before
+        the first line later than a trusted time a step after the last sample."""
+        n, step, at = len(epochs), self._step, 0
+        last = self._last.get(source, -math.inf)
+        while True:
+            if latest < last + step:
+                at = bisect_left(epochs, last + step, at)
+                if at == n:
+                    break
+                latest = epochs[at]
+            cut = bisect_right(epochs, latest, at)
+            if cut == n:
+                break
+            self._latest[source] = last = latest
+            yield cut
+            at, latest = cut, epochs[cut]
+        self._latest[source] = epochs[-1]
 
     def _due(self, source: str, t: float) -> bool:
         """Whether a line at ``t`` ends a step: it is after the latest trusted time, and
@@ -192,18 +227,19 @@ class Sampler:
         t = self._latest[source]
         self._last[source] = t
         stats = self._store.sources[source]
+        counters = stats.counters
+        held = counters["lines"], counters["prefill_batches"]
         if at is not None and self._recent.get(source):
             before, chunk = self._recent[source][-1]
             cut, prefills = self._noise_after(source, at, t)
-            lines_after = before + len(chunk.lines) - cut
-            prefills_after += prefills
-            if lines_after or prefills_after:
-                counters = dict(stats.counters)
-                counters["lines"] -= lines_after
-                counters["prefill_batches"] -= prefills_after
-                stats = replace(stats, counters=counters)
+            # The store's own counters, without the lines ahead, for the snapshot's while only.
+            counters["lines"] -= before + len(chunk.lines) - cut
+            counters["prefill_batches"] -= prefills_after + prefills
         host = self._store.hosts.get(source, "")
-        self.recorder.snapshot(((m, source_samples(m, source, stats, host)) for m in STORE_CATALOGUE), t)
+        try:
+            self.recorder.snapshot(((m, source_samples(m, source, stats, host)) for m in STORE_CATALOGUE), t)
+        finally:
+            counters["lines"], counters["prefill_batches"] = held
         if self.extra is not None:
             self.recorder.snapshot(self.extra(source), t)
 

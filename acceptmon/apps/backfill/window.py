@@ -21,6 +21,7 @@ rest), so that a sparse log keeps its last line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import sub
 
 #: Times this far from both neighbours (and not between them) are outliers.
 GAP_S = 3600.0
@@ -67,6 +68,18 @@ class TimeWindow:
         if last is None or t > self.now or not last <= t <= last + self.gap or self._held.get(source):
             return False
         self._last[source] = t
+        return True
+
+    def steady(self, source: str, since: float, times: list[float]) -> bool:
+        """Whether ``plain`` trusts each of ``times`` after ``since`` (the last trusted time) in
+        turn: they are in order, none more than ``gap`` after the one before nor after now, and
+        nothing is held. If so, the last of them is now the last trusted time."""
+        if self._last.get(source) != since or self._held.get(source) or times[-1] > self.now:
+            return False
+        steps = list(map(sub, times, [since, *times[:-1]]))
+        if min(steps) < 0 or max(steps) > self.gap:
+            return False
+        self._last[source] = times[-1]
         return True
 
     def finish(self) -> dict[str, list[float]]:

@@ -87,11 +87,8 @@ def _backfilled(path: Path, step: float, read_size: int) -> dict[float, dict[Key
         logs = [replace(lg, name="gpu") for lg in expand(str(path))]
         sampler = collect(logs, UTC, step, None, {})
     out: dict[float, dict[Key, float]] = {}
-    for family in sampler.recorder.families.values():
-        for points in family.points.values():
-            for ts, samples in points:
-                for name, labels, value in samples:
-                    out.setdefault(ts, {})[(name, labels)] = value
+    for ts, name, labels, value in sampler.recorder.samples():
+        out.setdefault(ts, {})[(name, labels)] = value
     return out
 
 
