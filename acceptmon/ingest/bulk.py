@@ -152,7 +152,7 @@ def _whole(pipeline: Pipeline, chunk: Chunk, parser: LineParser, block: str) -> 
         return False
     if any(m in distinct or m in headed for m in _FOLDED_EVENTS):
         return False
-    return _stretch(pipeline, chunk, parser, 0, len(lines), decoded, prefill, prefixes, whole=True)
+    return _stretch(pipeline, chunk, parser, 0, len(lines), decoded, prefill, prefixes, (decode, is_prefill))
 
 
 def _plain_dumps(block: str, scans: tuple[str, ...], headed: str) -> bool:
@@ -331,11 +331,13 @@ def _stretch(
     decode: list[str] | None = None,
     prefill: list[str] | None = None,
     prefixes: list[str] | None = None,
-    whole: bool = False,
+    marks: tuple[list[bool], list[bool]] | None = None,
 ) -> bool:
     """Lines [start, end) hold no event: bulk if the learned layouts cover them, else line
-    by line; ``whole``: then False instead, with nothing done. ``prefixes``: the Decode
-    lines' (as ``DecodeBatch`` reads them), where the caller has them."""
+    by line. ``prefixes``: the Decode lines' (as ``DecodeBatch`` reads them), where the caller
+    has them; ``marks``: where ``_whole`` found the Decode and Prefill lines of the whole chunk
+    (then False instead of line by line, with nothing done)."""
+    whole = marks is not None
     seg = chunk.lines[start:end]
     if decode is None or prefill is None:
         decode = [t for t in seg if DECODE in t]
@@ -381,6 +383,7 @@ def _stretch(
                 parser.parse,
                 lens,
                 prefixes,
+                marks,
             )
         )
     elif pipeline.wants_prefill and prefill:

@@ -16,12 +16,12 @@ Read-only by convention: consumers never change a batch or its columns.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from itertools import compress, islice, repeat
-from operator import contains, getitem, itemgetter, le
+from operator import contains, getitem, itemgetter, le, not_
 from typing import Any, Literal, TypeVar, cast, overload
 
 from acceptmon.model import DecodeSample, Extras, Meta, PrefillSample, Ranks, Record, SpecConfig
@@ -75,6 +75,7 @@ class DecodeBatch:
         "_len_counts",
         "_len_text",
         "_lens",
+        "_marks",
         "_order",
         "_parse",
         "_prefix_col",
@@ -111,9 +112,13 @@ class DecodeBatch:
         parse: Callable[[str, int], Record | None],
         lens: list[float] | None = None,
         prefixes: list[str] | None = None,
+        marks: tuple[list[bool], list[bool]] | None = None,
     ) -> None:
         """``lens``: the accept lengths already converted (the bulk path checks their range);
-        ``prefixes``: each Decode line up to its marker, where the bulk path has them."""
+        ``prefixes``: each Decode line up to its marker, where the bulk path has them;
+        ``marks``: which lines hold a Decode marker, and which of the others a Prefill marker,
+        where the bulk path has searched them (``offsets`` and ``prefill_offsets`` then need
+        no search of their own)."""
         self.source, self.spec = source, spec
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
@@ -131,6 +136,7 @@ class DecodeBatch:
         self._repeated: list[int] | None = None
         self._strata: dict[tuple[int, ...], tuple[list[int], list[int]]] = {}
         self._prefix_col = prefixes
+        self._marks = marks
         self._stamp_col: list[Stamp] | None = None
         self._epoch_col: list[float | None] | None = None
         self._retimed = False
@@ -403,7 +409,22 @@ class DecodeBatch:
     def offsets(self) -> list[int]:
         """Where the stretch's Decode lines stand in ``lines`` (0-based): a batch cut at a
         Decode line cuts its stretch there (``part``)."""
-        return list(compress(range(len(self.lines)), map(contains, self.lines, repeat(DECODE))))
+        marks = self._marks
+        decode = marks[0] if marks is not None else map(contains, self.lines, repeat(DECODE))
+        return list(compress(range(len(self.lines)), decode))
+
+    def prefill_offsets(self, offsets: list[int]) -> list[int]:
+        """Where the Prefill lines (a Prefill marker and no Decode marker, as the bulk path
+        counts them) stand in ``lines``; ``offsets``: ``offsets()``. Searched only among the
+        lines that are no Decode line, unless the bulk path's ``marks`` say already."""
+        marks = self._marks
+        if marks is not None:
+            return list(compress(compress(range(len(self.lines)), map(not_, marks[0])), marks[1]))
+        lines = self.lines
+        others = bytearray(b"\x01") * len(lines)
+        deque(map(others.__setitem__, offsets, repeat(0)), maxlen=0)
+        rest = list(compress(range(len(lines)), others))
+        return list(compress(rest, map(contains, map(lines.__getitem__, rest), repeat(PREFILL))))
 
     def part(self, i: int, j: int, offsets: list[int]) -> DecodeBatch:
         """Decode lines ``[i, j)`` as a batch of their own (``offsets``: ``offsets()``),

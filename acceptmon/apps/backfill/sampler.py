@@ -22,11 +22,10 @@ import math
 import re
 import time
 from bisect import bisect_left, bisect_right
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, tzinfo
-from itertools import compress, repeat
-from operator import contains, ne
+from itertools import compress
+from operator import ne
 from typing import TypeGuard
 
 from acceptmon.apps.backfill.openmetrics import Recorder
@@ -46,16 +45,6 @@ _LEADING = re.compile(r"\[?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?)")
 def _prefill(line: str) -> bool:
     """A Prefill line, as the bulk path counts them."""
     return DECODE not in line and PREFILL in line
-
-
-def _prefills(lines: tuple[str, ...], offsets: list[int]) -> list[int]:
-    """Where the Prefill lines stand among ``lines``, as the bulk path counts them: lines with
-    a Prefill marker and no Decode marker, searched among the lines not at a Decode line's
-    offset (``offsets``), at C speed."""
-    others = bytearray(b"\x01") * len(lines)
-    deque(map(others.__setitem__, offsets, repeat(0)), maxlen=0)
-    rest = list(compress(range(len(lines)), others))
-    return list(compress(rest, map(contains, map(lines.__getitem__, rest), repeat(PREFILL))))
 
 
 def _all_timed(epochs: list[float | None]) -> TypeGuard[list[float]]:
@@ -147,7 +136,7 @@ class Sampler:
                 start = i
             if i > 0:
                 self._told[source] = first + offsets[i - 1]
-            prefills = prefills if prefills is not None else _prefills(batch.lines, offsets)
+            prefills = prefills if prefills is not None else batch.prefill_offsets(offsets)
             self._sample(source, first + offsets[i], len(prefills) - bisect_left(prefills, offsets[i]))
         if n:
             self._told[source] = first + (offsets or batch.offsets())[-1]
