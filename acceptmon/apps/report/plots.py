@@ -14,16 +14,18 @@ matplotlib sees them, and the statistics are computed once for both themes.
 
 from __future__ import annotations
 
+import importlib
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from acceptmon.apps.report.beside import beside
+from acceptmon.apps.report.beside import Beside
 from acceptmon.apps.report.downsample import by_value, envelope
 from acceptmon.apps.report.mathtext import literal
 from acceptmon.apps.report.series import SourceSeries
@@ -308,12 +310,25 @@ def _latest(shown: int, total: int) -> str:
     return f" (the latest {shown} of {total} runs)" if shown < total else ""
 
 
-def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> list[Plot]:
-    served, in_series = len(_served(runs, s)), len(s.by_run)
+def _over_time_title(s: SourceSeries, runs: list[RunStats]) -> str:
     starts = sum(1 for r in runs if r.run.run_id in s.by_run)
-    # The largest plot is drawn beside this process (a forked child) while it draws the rest.
-    over_time_png = beside(lambda: _render(over_time(s, runs, findings), OVER_TIME))
-    rest = [
+    return (
+        "Acceptance over time (dashed: run starts, "
+        + (
+            "labelled by what changed"
+            if starts <= SPELLED
+            else "labelled by run: the table names what changed"
+            if starts <= LABELLED
+            else f"{starts} of them: the table names them"
+        )
+        + "; ▼ findings)"
+    )
+
+
+def _smaller(s: SourceSeries, runs: list[RunStats]) -> list[Plot]:
+    """The plots under the one over time."""
+    served, in_series = len(_served(runs, s)), len(s.by_run)
+    out = [
         Plot(
             "per-run",
             "Accept length per run" + _latest(min(served, LABELLED), served),
@@ -322,25 +337,52 @@ def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list
     ]
     if s.loads:  # vLLM logs no batch size: no plot against one
         title = "Accept length against batch size" + _latest(min(in_series, LOAD_RUNS), in_series)
-        rest.append(Plot("against-load", title, _render(against_load(s), SMALL)))
+        out.append(Plot("against-load", title, _render(against_load(s), SMALL)))
     shown = position_runs(s, runs)
     if shown:
         which = " and ".join(rid for rid, _ in shown)
         title = f"Acceptance per draft position: {which}" + (" (before and after)" if len(shown) == 2 else "")
-        rest.append(Plot("positions", title, _render(positions(shown), SMALL)))
+        out.append(Plot("positions", title, _render(positions(shown), SMALL)))
+    return out
+
+
+#: What a source's plots are drawn from: its series, its runs and its findings.
+Job = tuple[SourceSeries, list[RunStats], list[Finding]]
+
+
+def over_time_pngs(jobs: list[Job]) -> list[dict[str, bytes]]:
+    """Each source's plot over time (the largest)."""
+    return [_render(over_time(s, runs, findings), OVER_TIME) for s, runs, findings in jobs]
+
+
+def smaller_plots(jobs: list[Job]) -> list[list[Plot]]:
+    """Each source's plots under the one over time."""
+    return [_smaller(s, runs) for s, runs, _ in jobs]
+
+
+def warm() -> None:
+    """What drawing imports (~0.35 s), done ahead: in a child beside this process, while it
+    reads the logs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    for module in ("matplotlib.pyplot", "PIL.Image"):
+        importlib.import_module(module)
+
+
+def draw(jobs: list[Job], first: Beside | None = None, second: Beside | None = None) -> list[list[Plot]]:
+    """Each source's plots: those over time by ``first``, the rest by ``second`` (children
+    forked before the logs were read, each with matplotlib imported by then); None: here."""
+    over = partial(over_time_pngs, jobs)
+    rest = partial(smaller_plots, jobs)
+    over_pngs = over if first is None else first.run(over)
+    smaller = rest if second is None else second.run(rest)
     return [
-        Plot(
-            "over-time",
-            "Acceptance over time (dashed: run starts, "
-            + (
-                "labelled by what changed"
-                if starts <= SPELLED
-                else "labelled by run: the table names what changed"
-                if starts <= LABELLED
-                else f"{starts} of them: the table names them"
-            )
-            + "; ▼ findings)",
-            over_time_png(),
-        ),
-        *rest,
+        [Plot("over-time", _over_time_title(s, runs), png), *more]
+        for (s, runs, _), more, png in zip(jobs, smaller(), over_pngs(), strict=True)
     ]
+
+
+def plots_for(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> list[Plot]:
+    """One source's plots, drawn here."""
+    return draw([(s, runs, findings)])[0]
