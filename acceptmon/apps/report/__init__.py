@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from acceptmon import extras
 from acceptmon.apps.report.beside import Beside, forked
+from acceptmon.apps.report.drawn import Call, Plot
 from acceptmon.apps.report.progress import reading
 from acceptmon.apps.report.series import SeriesSink
 from acceptmon.detect.table import plain
@@ -30,9 +31,11 @@ from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
 from acceptmon.text.printable import printable
 
-if TYPE_CHECKING:  # plots import matplotlib and numpy: only once the extra is known to be there
-    from acceptmon.apps.report.plots import Plot
+if TYPE_CHECKING:  # plots import matplotlib and numpy: only the child drawing them does
+    from acceptmon.apps.report.plots import Job
 
+#: The module that draws the plots (matplotlib and numpy): imported by the child that draws.
+_PLOTS = "acceptmon.apps.report.plots"
 #: Runs in a source's table (the latest; ``acceptmon runs`` lists them all).
 TABLE_RUNS = 200
 #: Findings listed under a source's plots (the latest; every one is marked in the plot).
@@ -68,12 +71,10 @@ def build(
     readers: dict[str, FileReader],
     state_dir: str | None = None,
     declared: SpecConfig | None = None,
-    drawers: tuple[Beside | None, Beside | None] = (None, None),
+    drawer: Beside | None = None,
 ) -> tuple[str, dict[str, list[Plot]]]:
-    """The HTML page and, per source, its plots (drawn by ``drawers``, children forked
-    before the logs were read; None: here)."""
-    from acceptmon.apps.report.plots import Job, draw
-
+    """The HTML page and, per source, its plots (drawn by ``drawer``, a child forked before
+    the logs were read; None: here)."""
     pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir, declared=declared)
     series = SeriesSink(pipeline.tracker)
     pipeline.consumers.append(series)
@@ -90,7 +91,9 @@ def build(
         s = series.sources.get(lg.name)
         if s is not None and s.accept_len:
             jobs[lg.name] = (s, table.of(lg.name), mine[lg.name])
-    plots = dict(zip(jobs, draw(list(jobs.values()), *drawers), strict=True))
+    draw = Call(_PLOTS, "draw", (list(jobs.values()),))
+    each: list[list[Plot]] = (draw if drawer is None else drawer.run(draw))()
+    plots = dict(zip(jobs, each, strict=True))
     parts = []
     for lg in logs:
         runs, drawn = table.of(lg.name), plots.get(lg.name)
@@ -132,14 +135,12 @@ def main(
     state_dir: str | None = None,
     declared: SpecConfig | None = None,
 ) -> int:
-    extras.require("report", "report")  # before reading: say at once that the plots cannot be drawn
-    from acceptmon.apps.report.plots import warm
-
+    extras.check("report", "report")  # before reading: say at once that the plots cannot be drawn
     try:
-        # The drawers are forked first, before any source starts a thread; each imports
+        # The drawer is forked first, before any source starts a thread; it imports
         # matplotlib while this process reads.
-        with forked(warm) as first, forked(warm) as second, opened(sources, ssh_config) as (logs, readers):
-            page, plots = build(logs, tz, draft_config, readers, state_dir, declared, (first, second))
+        with forked(Call(_PLOTS, "warm")) as drawer, opened(sources, ssh_config) as (logs, readers):
+            page, plots = build(logs, tz, draft_config, readers, state_dir, declared, drawer)
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
         return 2

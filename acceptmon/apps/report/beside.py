@@ -1,11 +1,13 @@
 """Work done in a forked child beside this process, where a second core is free.
 
-A report's plots need matplotlib, whose import (~0.3 s) and drawing would follow the
-reading of the logs. So a child is forked before the logs are read: it readies itself
-(``warm``: the imports) while this process reads, then waits for its work, which comes
-pickled through a pipe with its data (a 1M-line log's series: ~0.1 s to pass), and
-returns its result pickled. Where forking is unsafe (other threads running) or useless
-(one core), or the child fails, the work is done here, with the same result.
+A report's plots need matplotlib, whose import (~0.5 s with numpy) and drawing would
+follow the reading of the logs. So a child is forked before the logs are read
+(``forked``): it readies itself (``warm``: the imports) while this process reads, then
+waits for its work, which comes pickled through a pipe with its data (a 1M-line log's
+series: ~0.1 s to pass). There the largest plot is drawn by a child of its own
+(``beside``: forked when the work is known, so the data is in both) while the rest are
+drawn. Each returns its result pickled. Where forking is unsafe (other threads running)
+or useless (one core), or a child fails, the work is done here, with the same result.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ import pickle
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 _T = TypeVar("_T")
 
-#: This process's ends of the pipes to its children still at work: a child forked later
-#: closes them, or one child's end of input would wait for the other's exit.
-_HELD: set[int] = set()
+#: Pipe ends this process holds for another one (a child at work, or its own parent): a
+#: child forked later closes them, or the other's reader would not see the end of its
+#: input until that child exits too.
+_PIPES: set[int] = set()
 
 
 def forkable() -> bool:
@@ -30,42 +33,101 @@ def forkable() -> bool:
     return (os.cpu_count() or 1) >= 2 and threading.active_count() == 1 and hasattr(os, "fork")
 
 
+def _fork(keep: int) -> int | None:
+    """``os.fork``, the child closing every pipe end held for another but ``keep``; None
+    where forking is unsafe or fails."""
+    if not forkable():
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid == 0:
+        for fd in _PIPES - {keep}:
+            os.close(fd)
+        _PIPES.clear()
+    return pid
+
+
+def _finish(work: Callable[[], object], result_w: int) -> NoReturn:
+    """In a child: ``work``'s result pickled to ``result_w``, then exit. Nothing of the child
+    may outlive this (no traceback, no atexit); a failure is an exit status of 1."""
+    code = 1
+    try:
+        _PIPES.add(result_w)  # a child of this child must not hold it
+        data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(result_w, "wb") as out:
+            out.write(data)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _waiter(pid: int, result_r: int, work: Callable[[], _T]) -> Callable[[], _T]:
+    """The call that waits for the child's result (``work`` done here if the child failed)."""
+
+    def result() -> _T:
+        _PIPES.discard(result_r)
+        with os.fdopen(result_r, "rb") as source:
+            data = source.read()
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0 or not data:
+            return work()  # the child failed: do it here
+        got: _T = pickle.loads(data)  # our own child's bytes
+        return got
+
+    return result
+
+
+def beside(work: Callable[[], _T]) -> Callable[[], _T]:
+    """Start ``work`` in a child forked now; the returned call waits for its result."""
+    result_r, result_w = os.pipe()
+    _PIPES.add(result_r)
+    pid = _fork(result_w)
+    if pid == 0:
+        _finish(work, result_w)
+    os.close(result_w)
+    if pid is None:
+        _PIPES.discard(result_r)
+        os.close(result_r)
+        return work
+    return _waiter(pid, result_r, work)
+
+
 class Beside:
-    """One child, forked at construction, that does one piece of work given later (``run``)."""
+    """One child, forked at construction, that readies itself (``warm``) and then does the
+    one piece of work it is given later (``run``)."""
 
     def __init__(self, warm: Callable[[], object]) -> None:
         self._pid: int | None = None
         self._work_w = self._result_r = -1
-        if not forkable():
-            return
         work_r, work_w = os.pipe()
         result_r, result_w = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            for fd in (work_r, work_w, result_r, result_w):
-                os.close(fd)
-            return
-        if pid == 0:  # the child: nothing of it may outlive this block (no traceback, no atexit)
+        _PIPES.update((work_w, result_r))
+        pid = _fork(-1)
+        if pid == 0:
             code = 1
             try:
-                for fd in (work_w, result_r, *_HELD):
-                    os.close(fd)
                 warm()
                 with os.fdopen(work_r, "rb") as source:
                     given = source.read()
                 if given:  # else this process had no work for it
-                    work: Callable[[], object] = pickle.loads(given)  # our own parent's bytes
-                    data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
-                    with os.fdopen(result_w, "wb") as out:
-                        out.write(data)
+                    _finish(pickle.loads(given), result_w)  # our own parent's bytes
                 code = 0
             finally:
                 os._exit(code)
         os.close(work_r)
         os.close(result_w)
+        if pid is None:
+            self._close_pipes(work_w, result_r)
+            return
         self._pid, self._work_w, self._result_r = pid, work_w, result_r
-        _HELD.update((work_w, result_r))
+
+    @staticmethod
+    def _close_pipes(*fds: int) -> None:
+        _PIPES.difference_update(fds)
+        for fd in fds:
+            os.close(fd)
 
     def run(self, work: Callable[[], _T]) -> Callable[[], _T]:
         """Hand ``work`` (picklable: a module-level function or a ``partial`` of one) to the
@@ -73,32 +135,19 @@ class Beside:
         pid, self._pid = self._pid, None
         if pid is None:
             return work
-        _HELD.discard(self._work_w)
+        _PIPES.discard(self._work_w)
         try:
             with os.fdopen(self._work_w, "wb") as out:
                 out.write(pickle.dumps(work, protocol=pickle.HIGHEST_PROTOCOL))
         except OSError:  # the child is gone: its pipe is closed
             pass
-
-        def result() -> _T:
-            _HELD.discard(self._result_r)
-            with os.fdopen(self._result_r, "rb") as source:
-                data = source.read()
-            _, status = os.waitpid(pid, 0)
-            if os.waitstatus_to_exitcode(status) != 0 or not data:
-                return work()  # the child failed: do it here
-            got: _T = pickle.loads(data)  # our own child's bytes
-            return got
-
-        return result
+        return _waiter(pid, self._result_r, work)
 
     def close(self) -> None:
         """Without work given, let the child go (it exits at the end of its pipe)."""
         pid, self._pid = self._pid, None
         if pid is not None:
-            _HELD.difference_update((self._work_w, self._result_r))
-            os.close(self._work_w)
-            os.close(self._result_r)
+            self._close_pipes(self._work_w, self._result_r)
             os.waitpid(pid, 0)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import importlib
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -25,8 +24,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from acceptmon.apps.report.beside import Beside
+from acceptmon.apps.report.beside import beside
 from acceptmon.apps.report.downsample import by_value, envelope
+from acceptmon.apps.report.drawn import Plot
 from acceptmon.apps.report.mathtext import literal
 from acceptmon.apps.report.series import SourceSeries
 from acceptmon.detect.runstats import RunStats
@@ -62,13 +62,6 @@ LOAD_RUNS = len(RUN_COLOURS)
 #: Figure sizes in inches at DPI dots per inch: over time takes the page's width.
 DPI = 100
 OVER_TIME, SMALL = (11.0, 4.0), (6.0, 3.6)
-
-
-@dataclass(frozen=True, slots=True)
-class Plot:
-    name: str
-    title: str
-    png: dict[str, bytes]  # theme → PNG bytes
 
 
 def _render(draw: Callable[[Any, str], None], size: tuple[float, float]) -> dict[str, bytes]:
@@ -355,14 +348,9 @@ def over_time_pngs(jobs: list[Job]) -> list[dict[str, bytes]]:
     return [_render(over_time(s, runs, findings), OVER_TIME) for s, runs, findings in jobs]
 
 
-def smaller_plots(jobs: list[Job]) -> list[list[Plot]]:
-    """Each source's plots under the one over time."""
-    return [_smaller(s, runs) for s, runs, _ in jobs]
-
-
 def warm() -> None:
-    """What drawing imports (~0.35 s), done ahead: in a child beside this process, while it
-    reads the logs."""
+    """What drawing imports (~0.35 s), done ahead: in a child beside the process that
+    reads the logs, while it reads them."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -370,19 +358,17 @@ def warm() -> None:
         importlib.import_module(module)
 
 
-def draw(jobs: list[Job], first: Beside | None = None, second: Beside | None = None) -> list[list[Plot]]:
-    """Each source's plots: those over time by ``first``, the rest by ``second`` (children
-    forked before the logs were read, each with matplotlib imported by then); None: here."""
-    over = partial(over_time_pngs, jobs)
-    rest = partial(smaller_plots, jobs)
-    over_pngs = over if first is None else first.run(over)
-    smaller = rest if second is None else second.run(rest)
+def draw(jobs: list[Job]) -> list[list[Plot]]:
+    """Each source's plots. Those over time (the largest) are drawn beside this process (a
+    forked child, with the series by then in both) while it draws the rest."""
+    over = beside(partial(over_time_pngs, jobs))
+    rest = [_smaller(s, runs) for s, runs, _ in jobs]
     return [
         [Plot("over-time", _over_time_title(s, runs), png), *more]
-        for (s, runs, _), more, png in zip(jobs, smaller(), over_pngs(), strict=True)
+        for (s, runs, _), more, png in zip(jobs, rest, over(), strict=True)
     ]
 
 
 def plots_for(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> list[Plot]:
-    """One source's plots, drawn here."""
+    """One source's plots."""
     return draw([(s, runs, findings)])[0]
