@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -115,7 +115,7 @@ def _start_label(run: RunStats, spelled: bool) -> str:
     return head + "\n" + "\n".join(keys[:2]) + more
 
 
-def _ordinal(secs: npt.NDArray[np.float64], by_run: dict[str, list[int]]) -> bool:
+def _ordinal(secs: npt.NDArray[np.float64], by_run: Mapping[str, Sequence[int]]) -> bool:
     """Whether to draw against interval number: when idle gaps (days between short runs) would
     squeeze every run into a sliver of a time axis."""
     if len(secs) < 2:
