@@ -1,10 +1,12 @@
 """`oneshot --format jsonl`: one JSON object per record, written from a batch's columns.
 
 A record's object is its kind, source, run, line number, time and ranks, then its fields
-in declaration order. A Decode batch's lines are written straight from the layout's
-columns: each distinct value is encoded once per column (a column holds few), each
-distinct time and ranks once, and a line is one ``%`` of a template, byte for byte what
-``json`` makes of the record (``record_line``, which every other record goes through).
+in declaration order, byte for byte what ``json`` makes of the record (``record_line``,
+which every record outside a batch goes through). A batch's lines are one ``%`` of a
+template each: what all of them share (keys, a value every line has) is in the
+template, what varies is a column of JSON texts, each distinct value encoded once. A
+Decode line's texts come straight from its layout's regex groups (text to JSON text,
+never through a number or a record); a Prefill line's from the batch's rows.
 """
 
 from __future__ import annotations
