@@ -20,7 +20,7 @@ from dataclasses import fields
 from datetime import datetime
 from functools import partial
 from itertools import compress, filterfalse, repeat
-from operator import attrgetter, contains, itemgetter
+from operator import attrgetter, contains, itemgetter, sub
 from typing import IO, Any
 
 from acceptmon.model import KIND, DecodeSample, Extras, PrefillSample, Record, Run, SpecSample
@@ -220,7 +220,8 @@ def _extra(extra: Extras) -> str:
 
 
 def _rows_lines(kind: type, head: str, rows: Sequence[tuple[Any, ...]]) -> list[str]:
-    """Each row's JSON line (a row: stamp, ``kind``'s fields but ``meta``, line number)."""
+    """Each row's JSON line (a row: stamp, ``kind``'s fields but ``meta``, line number;
+    the batch's ``prefill_rows``)."""
     if not rows:
         return []
     columns = list(zip(*rows, strict=True))
@@ -289,7 +290,7 @@ _REQUIRED = ("running_req", "queue_req", "gen_throughput")
 def _decode_lines(batch: DecodeBatch, head: str) -> tuple[list[int], list[str]] | None:
     """The Decode lines' numbers and JSON lines, from their layout's regex groups as text
     (each value converted once per distinct text, never into a record or a row); None
-    where some line needs the parser (then ``decode_rows`` or the parser writes them)."""
+    where some line needs the parser (then the parser's records are written)."""
     lines = batch.lines
     marked = list(map(contains, lines, repeat(DECODE)))
     decode = list(compress(lines, marked))
@@ -344,28 +345,18 @@ def _decode_lines(batch: DecodeBatch, head: str) -> tuple[list[int], list[str]] 
 
 def batch_text(batch: DecodeBatch, run_id: str | None) -> str:
     """Every record of the batch as JSON lines, in line order."""
-    source = batch.source
-    decode = _decode_lines(batch, _head(DecodeSample, source, run_id))
-    if decode is None:
-        rows = batch.decode_rows()
-        if rows is not None:
-            decode = (
-                [row[-1] for row in rows],
-                _rows_lines(DecodeSample, _head(DecodeSample, source, run_id), rows),
-            )
-    prefill_rows = batch.prefill_rows()
+    decode = _decode_lines(batch, _head(DecodeSample, batch.source, run_id))
+    rows = batch.prefill_rows()
     prefill = None
-    if prefill_rows is not None:
-        prefill = (
-            [row[-1] for row in prefill_rows],
-            _rows_lines(PrefillSample, _head(PrefillSample, source, run_id), prefill_rows),
-        )
+    if rows is not None:
+        head = _head(PrefillSample, batch.source, run_id)
+        prefill = list(map(itemgetter(-1), rows)), _rows_lines(PrefillSample, head, rows)
     if decode is not None and prefill is not None:
         # Every Decode and Prefill line is written: the lines in line order, noise left out.
         out = [""] * len(batch.lines)
         first = batch.lineno
         for numbers, texts in (decode, prefill):
-            deque(map(out.__setitem__, [n - first for n in numbers], texts), maxlen=0)
+            deque(map(out.__setitem__, map(sub, numbers, repeat(first)), texts), maxlen=0)
         return "".join(out)
     return "".join(
         batch.in_line_order(
