@@ -20,7 +20,7 @@ from dataclasses import fields
 from datetime import datetime
 from functools import partial
 from itertools import compress, filterfalse, repeat
-from operator import attrgetter, contains, itemgetter, sub
+from operator import attrgetter, contains, eq, itemgetter, sub
 from typing import IO, Any
 
 from acceptmon.model import KIND, DecodeSample, Extras, PrefillSample, Record, Run, SpecSample
@@ -148,9 +148,12 @@ def _head(kind: type, source: str, run_id: str | None) -> str:
 
 
 def _shared(table: dict[Any, str], column: Sequence[Any]) -> Column:
-    """``column`` through ``table``: the one text when every line has it."""
+    """``column`` through ``table``: the one text when every line has it, the column itself
+    when each of its texts is its own JSON (a log's integers mostly are)."""
     if len(table) == 1:
         return next(iter(table.values()))
+    if all(map(eq, table, table.values())):
+        return column
     return list(map(table.__getitem__, column))
 
 
@@ -159,17 +162,15 @@ def _column(values: Sequence[Any]) -> Column:
     (and None), so equal values have one text, but for -0.0, which equals 0.0: a float
     column holding a zero is looked at zero by zero. A column of distinct numbers (a
     throughput) is encoded value by value, at C speed."""
-    types = set(map(type, values))
     if len(set(values[:_SAMPLE])) > _SAMPLE // 2:
+        types = set(map(type, values))
         if types == {int}:
             return list(map(int.__repr__, values))
         if types == {float} and all(map(math.isfinite, values)):
             return list(map(float.__repr__, values))
     table = {v: _scalar(v) for v in set(values)}
-    if (
-        float in types
-        and 0.0 in table
-        and any(type(v) is float and math.copysign(1.0, v) < 0 for v in filterfalse(None, values))
+    if any(type(v) is float and v == 0.0 for v in table) and any(
+        type(v) is float and math.copysign(1.0, v) < 0 for v in filterfalse(None, values)
     ):
         return [_scalar(v) for v in values]
     return _shared(table, values)
