@@ -43,8 +43,11 @@ def _fork(keep: int) -> int | None:
     except OSError:
         return None
     if pid == 0:
-        for fd in _PIPES - {keep}:
-            os.close(fd)
+        try:
+            for fd in _PIPES - {keep}:
+                os.close(fd)
+        except BaseException:  # the child must never go on as its parent would
+            os._exit(1)
         _PIPES.clear()
     return pid
 
