@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from acceptmon import extras
+from acceptmon.apps.report.beside import Beside, forked
+from acceptmon.apps.report.drawn import Call, Plot
 from acceptmon.apps.report.progress import reading
 from acceptmon.apps.report.series import SeriesSink
 from acceptmon.detect.table import plain
@@ -29,9 +31,11 @@ from acceptmon.sources.base import FileReader
 from acceptmon.sources.files import InputError, Log
 from acceptmon.text.printable import printable
 
-if TYPE_CHECKING:  # plots import matplotlib and numpy: only once the extra is known to be there
-    from acceptmon.apps.report.plots import Plot
+if TYPE_CHECKING:  # plots import matplotlib and numpy: only the child drawing them does
+    from acceptmon.apps.report.plots import Job
 
+#: The module that draws the plots (matplotlib and numpy): imported by the child that draws.
+_PLOTS = "acceptmon.apps.report.plots"
 #: Runs in a source's table (the latest; ``acceptmon runs`` lists them all).
 TABLE_RUNS = 200
 #: Findings listed under a source's plots (the latest; every one is marked in the plot).
@@ -67,10 +71,10 @@ def build(
     readers: dict[str, FileReader],
     state_dir: str | None = None,
     declared: SpecConfig | None = None,
+    drawer: Beside | None = None,
 ) -> tuple[str, dict[str, list[Plot]]]:
-    """The HTML page and, per source, its plots."""
-    from acceptmon.apps.report.plots import plots_for
-
+    """The HTML page and, per source, its plots (drawn by ``drawer``, a child forked before
+    the logs were read; None: here)."""
     pipeline, table = new_pipeline(tz, draft_config, readers, state_dir=state_dir, declared=declared)
     series = SeriesSink(pipeline.tracker)
     pipeline.consumers.append(series)
@@ -81,25 +85,32 @@ def build(
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     finding_log.detector.evaluate()
     findings: list[Finding] = list(finding_log.findings.values())
-    parts, plots = [], {}
+    mine = {lg.name: [f for f in findings if f.source == lg.name] for lg in logs}
+    jobs: dict[str, Job] = {}
     for lg in logs:
-        runs, s = table.of(lg.name), series.sources.get(lg.name)
-        mine = [f for f in findings if f.source == lg.name]
+        s = series.sources.get(lg.name)
+        if s is not None and s.accept_len:
+            jobs[lg.name] = (s, table.of(lg.name), mine[lg.name])
+    draw = Call(_PLOTS, "draw", (list(jobs.values()),))
+    each: list[list[Plot]] = (draw if drawer is None else drawer.run(draw))()
+    plots = dict(zip(jobs, each, strict=True))
+    parts = []
+    for lg in logs:
+        runs, drawn = table.of(lg.name), plots.get(lg.name)
         parts.append(f"<h2>{html.escape(lg.name)}</h2>")
         table_text = plain(lg.name, runs, table.verdict(lg.name), [], latest=TABLE_RUNS)
         parts.append(f"<pre>{html.escape(table_text)}</pre>")
-        if s is None or not s.accept_len:
+        if drawn is None:
             parts.append("<p>No Decode intervals with an accept length in this log.</p>")
             continue
-        plots[lg.name] = drawn = plots_for(lg.name, s, runs, mine)
         parts.append(_img(drawn[0]))
         parts.append('<div class="row">' + "".join(_img(p) for p in drawn[1:]) + "</div>")
-        if len(mine) > FINDINGS_SHOWN:
+        if len(mine[lg.name]) > FINDINGS_SHOWN:
             parts.append(
-                f"<p>{len(mine) - FINDINGS_SHOWN} earlier findings left out "
+                f"<p>{len(mine[lg.name]) - FINDINGS_SHOWN} earlier findings left out "
                 "(acceptmon oneshot --format findings lists them all).</p>"
             )
-        for f in mine[-FINDINGS_SHOWN:]:
+        for f in mine[lg.name][-FINDINGS_SHOWN:]:
             state = "firing" if f.active else "resolved"
             parts.append(
                 f"<p><b>{html.escape(f.severity.upper())} {html.escape(f.rule)}</b> ({state}): {html.escape(f.summary)}</p>"
@@ -124,10 +135,12 @@ def main(
     state_dir: str | None = None,
     declared: SpecConfig | None = None,
 ) -> int:
-    extras.require("report", "report")  # before reading: say at once that the plots cannot be drawn
+    extras.check("report", "report")  # before reading: say at once that the plots cannot be drawn
     try:
-        with opened(sources, ssh_config) as (logs, readers):
-            page, plots = build(logs, tz, draft_config, readers, state_dir, declared)
+        # The drawer is forked first, before any source starts a thread; it imports
+        # matplotlib while this process reads.
+        with forked(Call(_PLOTS, "warm")) as drawer, opened(sources, ssh_config) as (logs, readers):
+            page, plots = build(logs, tz, draft_config, readers, state_dir, declared, drawer)
     except InputError as exc:
         print(f"acceptmon: {printable(str(exc))}", file=sys.stderr)
         return 2

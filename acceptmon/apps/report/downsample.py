@@ -39,7 +39,7 @@ def _groups(keys: npt.NDArray[np.int64]) -> tuple[list[int], list[int]]:
     return starts.tolist(), [*starts[1:].tolist(), len(keys)]
 
 
-def envelope(xs: Floats, ys: Floats, runs: Iterable[list[int]], columns: int, window: int) -> Envelope:
+def envelope(xs: Floats, ys: Floats, runs: Iterable[Sequence[int]], columns: int, window: int) -> Envelope:
     """``ys`` bucketed by the column ``xs`` falls in, within each run (its interval indices, in
     log order). A bucket's median is over its own intervals, or over the run's last
     ``window + 1`` up to it when it holds fewer: with fewer points than columns this is the

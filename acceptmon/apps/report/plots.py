@@ -14,10 +14,11 @@ matplotlib sees them, and the statistics are computed once for both themes.
 
 from __future__ import annotations
 
+import importlib
 import io
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ import numpy.typing as npt
 
 from acceptmon.apps.report.beside import beside
 from acceptmon.apps.report.downsample import by_value, envelope
+from acceptmon.apps.report.drawn import Plot
 from acceptmon.apps.report.mathtext import literal
 from acceptmon.apps.report.series import SourceSeries
 from acceptmon.detect.runstats import RunStats
@@ -60,13 +62,6 @@ LOAD_RUNS = len(RUN_COLOURS)
 #: Figure sizes in inches at DPI dots per inch: over time takes the page's width.
 DPI = 100
 OVER_TIME, SMALL = (11.0, 4.0), (6.0, 3.6)
-
-
-@dataclass(frozen=True, slots=True)
-class Plot:
-    name: str
-    title: str
-    png: dict[str, bytes]  # theme → PNG bytes
 
 
 def _render(draw: Callable[[Any, str], None], size: tuple[float, float]) -> dict[str, bytes]:
@@ -120,7 +115,7 @@ def _start_label(run: RunStats, spelled: bool) -> str:
     return head + "\n" + "\n".join(keys[:2]) + more
 
 
-def _ordinal(secs: npt.NDArray[np.float64], by_run: dict[str, list[int]]) -> bool:
+def _ordinal(secs: npt.NDArray[np.float64], by_run: Mapping[str, Sequence[int]]) -> bool:
     """Whether to draw against interval number: when idle gaps (days between short runs) would
     squeeze every run into a sliver of a time axis."""
     if len(secs) < 2:
@@ -308,12 +303,25 @@ def _latest(shown: int, total: int) -> str:
     return f" (the latest {shown} of {total} runs)" if shown < total else ""
 
 
-def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> list[Plot]:
-    served, in_series = len(_served(runs, s)), len(s.by_run)
+def _over_time_title(s: SourceSeries, runs: list[RunStats]) -> str:
     starts = sum(1 for r in runs if r.run.run_id in s.by_run)
-    # The largest plot is drawn beside this process (a forked child) while it draws the rest.
-    over_time_png = beside(lambda: _render(over_time(s, runs, findings), OVER_TIME))
-    rest = [
+    return (
+        "Acceptance over time (dashed: run starts, "
+        + (
+            "labelled by what changed"
+            if starts <= SPELLED
+            else "labelled by run: the table names what changed"
+            if starts <= LABELLED
+            else f"{starts} of them: the table names them"
+        )
+        + "; ▼ findings)"
+    )
+
+
+def _smaller(s: SourceSeries, runs: list[RunStats]) -> list[Plot]:
+    """The plots under the one over time."""
+    served, in_series = len(_served(runs, s)), len(s.by_run)
+    out = [
         Plot(
             "per-run",
             "Accept length per run" + _latest(min(served, LABELLED), served),
@@ -322,25 +330,45 @@ def plots_for(source: str, s: SourceSeries, runs: list[RunStats], findings: list
     ]
     if s.loads:  # vLLM logs no batch size: no plot against one
         title = "Accept length against batch size" + _latest(min(in_series, LOAD_RUNS), in_series)
-        rest.append(Plot("against-load", title, _render(against_load(s), SMALL)))
+        out.append(Plot("against-load", title, _render(against_load(s), SMALL)))
     shown = position_runs(s, runs)
     if shown:
         which = " and ".join(rid for rid, _ in shown)
         title = f"Acceptance per draft position: {which}" + (" (before and after)" if len(shown) == 2 else "")
-        rest.append(Plot("positions", title, _render(positions(shown), SMALL)))
+        out.append(Plot("positions", title, _render(positions(shown), SMALL)))
+    return out
+
+
+#: What a source's plots are drawn from: its series, its runs and its findings.
+Job = tuple[SourceSeries, list[RunStats], list[Finding]]
+
+
+def over_time_pngs(jobs: list[Job]) -> list[dict[str, bytes]]:
+    """Each source's plot over time (the largest)."""
+    return [_render(over_time(s, runs, findings), OVER_TIME) for s, runs, findings in jobs]
+
+
+def warm() -> None:
+    """What drawing imports (~0.35 s), done ahead: in a child beside the process that
+    reads the logs, while it reads them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    for module in ("matplotlib.pyplot", "PIL.Image"):
+        importlib.import_module(module)
+
+
+def draw(jobs: list[Job]) -> list[list[Plot]]:
+    """Each source's plots. Those over time (the largest) are drawn beside this process (a
+    forked child, with the series by then in both) while it draws the rest."""
+    over = beside(partial(over_time_pngs, jobs))
+    rest = [_smaller(s, runs) for s, runs, _ in jobs]
     return [
-        Plot(
-            "over-time",
-            "Acceptance over time (dashed: run starts, "
-            + (
-                "labelled by what changed"
-                if starts <= SPELLED
-                else "labelled by run: the table names what changed"
-                if starts <= LABELLED
-                else f"{starts} of them: the table names them"
-            )
-            + "; ▼ findings)",
-            over_time_png(),
-        ),
-        *rest,
+        [Plot("over-time", _over_time_title(s, runs), png), *more]
+        for (s, runs, _), more, png in zip(jobs, rest, over(), strict=True)
     ]
+
+
+def plots_for(s: SourceSeries, runs: list[RunStats], findings: list[Finding]) -> list[Plot]:
+    """One source's plots."""
+    return draw([(s, runs, findings)])[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 from acceptmon.detect.positions import Positions
@@ -10,17 +11,27 @@ from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
 
 
+def _floats() -> array[float]:
+    return array("d")
+
+
+def _ints() -> array[int]:
+    return array("q")
+
+
 @dataclass
 class SourceSeries:
     """One source's intervals as columns (no per-line objects kept): a Decode batch is
-    appended column by column, never interval by interval."""
+    appended column by column, never interval by interval. The columns are machine
+    numbers (``array``), which numpy reads and pickle writes as they are: a month of
+    intervals goes to the child that draws them as a few buffers, not as a float object each."""
 
     #: Each interval's time, in epoch seconds.
-    secs: list[float] = field(default_factory=list)
-    accept_len: list[float] = field(default_factory=list)
-    running: list[int] = field(default_factory=list)
+    secs: array[float] = field(default_factory=_floats)
+    accept_len: array[float] = field(default_factory=_floats)
+    running: array[int] = field(default_factory=_ints)
     #: Each run's interval indices, in order of first appearance.
-    by_run: dict[str, list[int]] = field(default_factory=dict)
+    by_run: dict[str, array[int]] = field(default_factory=dict)
     #: Whether any interval logged a batch size (SGLang's ``#running-req``; vLLM logs none).
     loads: bool = False
     #: vLLM per-position acceptance per run, weighted by drafts as the findings' words are.
@@ -28,10 +39,10 @@ class SourceSeries:
 
     def add(self, rid: str, secs: list[float], lens: list[float], running: list[int]) -> None:
         start = len(self.secs)
-        self.secs += secs
-        self.accept_len += lens
-        self.running += running
-        self.by_run.setdefault(rid, []).extend(range(start, len(self.secs)))
+        self.secs.extend(secs)
+        self.accept_len.extend(lens)
+        self.running.extend(running)
+        self.by_run.setdefault(rid, _ints()).extend(range(start, len(self.secs)))
 
 
 class SeriesSink:

@@ -49,7 +49,7 @@ def test_with_fewer_intervals_than_columns_the_median_is_the_rolling_median() ->
         for vals in ([s.accept_len[i] for i in g] for g in groups)
         for j in range(len(vals))
     ]
-    assert env.at == list(range(400)) and env.mid == rolling and env.lo == env.hi == s.accept_len
+    assert env.at == list(range(400)) and env.mid == rolling and env.lo == env.hi == list(s.accept_len)
 
 
 def _plotted(s: SourceSeries) -> tuple[int, list[float]]:

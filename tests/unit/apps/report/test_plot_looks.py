@@ -78,7 +78,7 @@ def axes() -> Iterator[Callable[[Callable[[Any, str], None], str], Any]]:
 
 def test_vllm_has_no_batch_size_plot_and_positions_before_after(tmp_path: Path, axes: Any) -> None:
     s, runs = _read(_vllm(tmp_path))
-    names = [p.name for p in plots.plots_for("v", s, runs, [])]
+    names = [p.name for p in plots.plots_for(s, runs, [])]
     assert names == ["over-time", "per-run", "positions"]
     shown = plots.position_runs(s, runs)
     assert [rid for rid, _ in shown] == ["r1", "r2"]
@@ -90,7 +90,7 @@ def test_vllm_has_no_batch_size_plot_and_positions_before_after(tmp_path: Path, 
 
 def test_sglang_keeps_its_batch_size_plot(tmp_path: Path) -> None:
     s, runs = _read(_twelve(tmp_path))
-    assert "against-load" in [p.name for p in plots.plots_for("t", s, runs, [])]
+    assert "against-load" in [p.name for p in plots.plots_for(s, runs, [])]
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

@@ -10,7 +10,7 @@ PLOTS_BYTES = 150_000
 
 
 def _png_bytes(n: int) -> int:
-    return sum(len(png) for plot in plots_for("s", _series(n), [], []) for png in plot.png.values())
+    return sum(len(png) for plot in plots_for(_series(n), [], []) for png in plot.png.values())
 
 
 def test_the_plots_stay_small_however_many_intervals() -> None:
