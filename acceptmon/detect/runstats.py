@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import reduce
+from itertools import repeat
 from operator import add, mul
 from typing import Any
 
@@ -25,12 +26,16 @@ from acceptmon.model import DecodeSample, Record, Run, SpecSample
 from acceptmon.runs import RunTracker
 from acceptmon.runs.batch import DecodeBatch
 from acceptmon.runs.summary import describe_change, describe_settings
+from acceptmon.runs.sums import exact
 from acceptmon.statefiles.strict import WrongShape, as_float, as_int, as_key, as_time
 
 log = logging.getLogger("acceptmon.detect")
 
 #: Intervals the live view draws.
 RECENT = 240
+#: A run-table cell (load bucket, accept len in hundredths) as one int: bucket × ``_CELL`` + hundredths
+#: (accept lengths are at most ``MAX_ACCEPT_LEN``, far below ``_CELL`` hundredths).
+_CELL = 1 << 20
 #: Runs per source whose stats a checkpoint keeps (the agent keeps as many run snapshots).
 KEEP = 50
 
@@ -184,20 +189,28 @@ class RunTable:
         if stats is None:
             stats = self.runs[run.source][run.run_id] = RunStats(run)
         slots, running = batch.spec.slots, batch.running
-        # Counted per distinct (load bucket, accept len) pair: a batch holds few of them.
-        cells = Counter(zip(*batch.strata(self._edges), strict=True))
+        # Counted per distinct (load bucket, accept len) pair, a batch holds few of them; each
+        # pair as one int (no tuple per line): hundredths stay below ``_CELL``.
+        buckets, centis = batch.strata(self._edges)
+        cells = Counter(map(add, map(mul, buckets, repeat(_CELL)), centis))
         strata, hists = stats.hists.strata, stats.hists
-        for (bucket, value), n in cells.items():
-            h = strata.setdefault(bucket, {})
+        for cell, n in cells.items():
+            h = strata.setdefault(cell // _CELL, {})
+            value = cell % _CELL
             h[value] = h.get(value, 0) + n
         hists.n += len(lens)
         if slots:
             # runs.rate.accept_rate once per distinct length (a batch holds few), the weighted
             # rates added line by line from the running sums as the record path adds them (so
-            # any chunking gives the same float sums): ``reduce`` folds left to right.
+            # any chunking gives the same float sums): ``reduce`` folds left to right. A whole
+            # weight times a rate is the same float as the weight as a float times it.
             rate_of = {a: round(min(1.0, max(0.0, (a - 1.0) / slots)), 4) for a in set(lens)}
-            weights = list(map(float, running)) if min(running) > 0 else [float(r or 1) for r in running]
-            stats.tokens = reduce(add, weights, stats.tokens)
+            weights = running if min(running) > 0 else [r or 1 for r in running]
+            total = sum(weights)
+            if exact(stats.tokens, total):  # whole numbers: every partial sum exact, as one sum
+                stats.tokens = float(int(stats.tokens) + total)
+            else:
+                stats.tokens = reduce(add, map(float, weights), stats.tokens)
             stats.rate_tokens = reduce(
                 add, map(mul, weights, map(rate_of.__getitem__, lens)), stats.rate_tokens
             )

@@ -30,6 +30,7 @@ from acceptmon.parse.layouts import DecodeValues
 from acceptmon.parse.prefix import epoch
 from acceptmon.runs.batch import DecodeBatch
 from acceptmon.runs.rate import accept_rate
+from acceptmon.runs.sums import exact
 from acceptmon.statefiles.strict import WrongShape, as_float, as_int, as_str
 
 #: Upper bounds of the accept-length histogram (1.05 catches "speculation off").
@@ -243,16 +244,6 @@ def _dp_gauges(s: SourceStats, rank: int, values: DpValues, ts: float | None) ->
     _dp_aggregate(s)
 
 
-#: Floats hold every integer up to here exactly.
-_EXACT = 2**53
-
-
-def _exact(total: float, n: int) -> bool:
-    """Whether adding non-negative whole numbers that sum to ``n`` to ``total`` one by one in
-    floats is exact: ``total`` is whole and every partial sum stays within ``_EXACT``."""
-    return n >= 0 and total.is_integer() and total >= 0.0 and int(total) + n <= _EXACT
-
-
 def _dp_rank(ranks: Ranks) -> int | None:
     return next((v for k, v in ranks if k == "dp"), None)
 
@@ -453,8 +444,8 @@ def _batch_tokens(c: dict[str, float], settings: SpecConfig, running: list[int],
     total = interval * sum(running)
     # Whole request-rounds and draft tokens: when every partial sum is an exact integer,
     # the line-by-line float additions are exact, and one addition gives the same number.
-    exact = _exact(c["verify_rounds"], total) and (slots is None or _exact(c["draft_tokens"], total * slots))
-    if exact:
+    whole = exact(c["verify_rounds"], total) and (slots is None or exact(c["draft_tokens"], total * slots))
+    if whole:
         c["verify_rounds"] = float(int(c["verify_rounds"]) + total)
     else:
         c["verify_rounds"] = reduce(add, rounds, c["verify_rounds"])
@@ -465,7 +456,7 @@ def _batch_tokens(c: dict[str, float], settings: SpecConfig, running: list[int],
         if min(lens) < 1.0:
             gained = map(max, repeat(0.0), gained)
         c["accepted_tokens"] = reduce(add, map(mul, rounds, gained), c["accepted_tokens"])
-        if exact:
+        if whole:
             c["draft_tokens"] = float(int(c["draft_tokens"]) + total * slots)
         else:
             c["draft_tokens"] = reduce(add, map(mul, rounds, repeat(slots)), c["draft_tokens"])
