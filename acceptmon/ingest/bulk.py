@@ -311,8 +311,12 @@ def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None
         pipeline.contained(parser.source, lineno, exc)
 
 
-def _lens(rows: list[tuple[str, ...]], col: int | None) -> list[float] | None:
-    return None if col is None else floats(list(map(itemgetter(col - 1), rows)))
+def _lens(rows: list[tuple[str, ...]], col: int | None) -> tuple[list[str], list[float]] | None:
+    """The accept lengths' text and values (the batch keeps both: its histogram counts text)."""
+    if col is None:
+        return None
+    text = list(map(itemgetter(col - 1), rows))
+    return text, floats(text)
 
 
 def _in_range(lens: list[float] | None, bounds: tuple[float, float] | None) -> bool:
@@ -352,7 +356,7 @@ def _stretch(
         rows = parser.bulk_decode(block, len(decode)) if "\r" not in block and "\x1b" not in block else None
         if rows is not None:
             lens = _lens(rows[0], rows[1].order[4])
-            if not _in_range(lens, accept_len_range(run.spec)):
+            if not _in_range(lens[1] if lens else None, accept_len_range(run.spec)):
                 rows = None
     # Before the first run, a line opens one: the per-line path knows which.
     if (
@@ -381,9 +385,10 @@ def _stretch(
                 parser.prefix_epochs,
                 parser.prefix_ranks,
                 parser.parse,
-                lens,
+                lens[1] if lens else None,
                 prefixes,
                 marks,
+                lens[0] if lens else None,
             )
         )
     elif pipeline.wants_prefill and prefill:

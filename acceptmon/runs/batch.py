@@ -113,12 +113,14 @@ class DecodeBatch:
         lens: list[float] | None = None,
         prefixes: list[str] | None = None,
         marks: tuple[list[bool], list[bool]] | None = None,
+        len_text: list[str] | None = None,
     ) -> None:
         """``lens``: the accept lengths already converted (the bulk path checks their range);
         ``prefixes``: each Decode line up to its marker, where the bulk path has them;
         ``marks``: which lines hold a Decode marker, and which of the others a Prefill marker,
         where the bulk path has searched them (``offsets`` and ``prefill_offsets`` then need
-        no search of their own)."""
+        no search of their own); ``len_text``: the accept lengths as printed, where ``lens``
+        were converted from them."""
         self.source, self.spec = source, spec
         self.lines, self.lineno, self.n = lines, lineno, len(rows)
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
@@ -126,7 +128,7 @@ class DecodeBatch:
         # Columns, each built on first use (None: not yet; ``_lens`` stays None when the layout
         # prints no accept len, and asking again then costs two tuple reads).
         self._lens = lens
-        self._len_text: list[str] | None = None
+        self._len_text = len_text
         self._len_counts: Counter[str] | None = None
         self._len_bucket_col: tuple[tuple[float, ...], list[int]] | None = None
         self._full_rows_col: list[tuple[str, ...]] | None = None
