@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -22,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tools import free_port, require_tool
+from tests.support.tools import require_tool
+from tests.support.tsdb import prometheus_on
 
 pytestmark = pytest.mark.system
 
@@ -62,38 +61,8 @@ def backfilled(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def prometheus(tmp_path: Path, backfilled: Path) -> Iterator[str]:
-    data = tmp_path / "data"
-    shutil.copytree(backfilled / "blocks", data)
-    (tmp_path / "prometheus.yml").write_text("global: {scrape_interval: 15s}\n")
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            require_tool("prometheus"),
-            f"--config.file={tmp_path / 'prometheus.yml'}",
-            f"--storage.tsdb.path={data}",
-            "--storage.tsdb.retention.time=100y",
-            f"--web.listen-address=127.0.0.1:{port}",
-            "--log.level=warn",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None, "prometheus never became ready"
-            time.sleep(0.2)  # polling readiness
+    with prometheus_on(backfilled / "blocks", tmp_path) as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def _points(om: Path, name: str) -> list[tuple[float, float]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -21,7 +20,8 @@ import pytest
 
 from acceptmon import cli
 from acceptmon.apps.backfill import parts
-from tests.support.tools import free_port, require_tool
+from tests.support.tools import require_tool
+from tests.support.tsdb import prometheus_on
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.system
@@ -75,38 +75,8 @@ def prometheus(tmp_path: Path, logs: list[Path], monkeypatch: pytest.MonkeyPatch
     require_tool("promtool")
     monkeypatch.setattr(parts, "PART_POINTS", 60)
     assert _backfill(tmp_path / "out", logs) == 0
-    data = tmp_path / "data"
-    shutil.copytree(tmp_path / "out" / "blocks", data)
-    (tmp_path / "prometheus.yml").write_text("global: {scrape_interval: 15s}\n")
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            require_tool("prometheus"),
-            f"--config.file={tmp_path / 'prometheus.yml'}",
-            f"--storage.tsdb.path={data}",
-            "--storage.tsdb.retention.time=100y",
-            f"--web.listen-address=127.0.0.1:{port}",
-            "--log.level=warn",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-
-    def ready() -> bool:
-        assert proc.poll() is None, "prometheus exited"
-        try:
-            with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as r:
-                return bool(r.status == 200)
-        except OSError:
-            return False
-
-    try:
-        wait_for(ready, 60, "prometheus to become ready")
+    with prometheus_on(tmp_path / "out" / "blocks", tmp_path) as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def _query(base: str, at: float) -> dict[Series, float]:

@@ -40,17 +40,24 @@ class _Batches:
         self.batches.append(batch)
 
 
-def _batches() -> list[DecodeBatch]:
-    lines = [ARGS] + [
-        LINE.format(m=i // 60 % 60, s=i % 60, r=i % 23, a=1 + i % 9 / 4, t=100 + i * 0.37, q=i % 3)
-        for i in range(900)
-    ]
+def batches_of(lines: list[str]) -> list[DecodeBatch]:
+    """The batches the bulk path makes of a log of ``lines`` (each with its newline)."""
     pipeline, seen = Pipeline(bulk=True), _Batches()
     pipeline.consumers.append(seen)
     for chunk, _ in read_chunks("s", io.BytesIO("".join(lines).encode())):
         pipeline.feed(chunk)
     assert seen.batches
     return seen.batches
+
+
+def _batches() -> list[DecodeBatch]:
+    return batches_of(
+        [ARGS]
+        + [
+            LINE.format(m=i // 60 % 60, s=i % 60, r=i % 23, a=1 + i % 9 / 4, t=100 + i * 0.37, q=i % 3)
+            for i in range(900)
+        ]
+    )
 
 
 def test_single_values_and_picked_lines_equal_the_columns() -> None:

@@ -4,13 +4,9 @@ its lines itself."""
 
 from __future__ import annotations
 
-import io
-
-from acceptmon.ingest import Pipeline
-from acceptmon.model import Record, Run
 from acceptmon.parse.sglang import DECODE, PREFILL
 from acceptmon.runs.batch import DecodeBatch
-from acceptmon.sources.chunks import read_chunks
+from tests.unit.runs.test_batch_columns_shared import batches_of
 from tests.unit.runs.test_batch_parts import LINE
 from tests.unit.runs.test_batch_records import ARGS
 
@@ -20,7 +16,7 @@ PREFILL_LINE = (
 )
 
 
-def _log(n: int = 8000) -> bytes:
+def _log(n: int = 8000) -> list[str]:
     """Long enough for chunks after the first (which holds the start), which go whole."""
     lines = [ARGS]
     for i in range(n):
@@ -30,35 +26,22 @@ def _log(n: int = 8000) -> bytes:
             lines.append(PREFILL_LINE.format(m=m, s=s, t=500 + i))
         if i % 5 == 0:
             lines.append(f'[2026-11-30 00:{m:02d}:{s:02d}] INFO: 127.0.0.1:{i} - "POST /generate" 200\n')
-    return "".join(lines).encode()
+    return lines
 
 
-class _Positions:
-    def __init__(self) -> None:
-        self.marked = 0
-
-    def observe_run_start(self, run: Run) -> None:
-        pass
-
-    def observe(self, record: Record) -> None:
-        pass
-
-    def observe_batch(self, batch: DecodeBatch) -> None:
-        lines = batch.lines
-        decode = [i for i, t in enumerate(lines) if DECODE in t]
-        prefill = [i for i, t in enumerate(lines) if PREFILL in t and DECODE not in t]
-        assert batch.offsets() == decode
-        assert batch.prefill_offsets(decode) == prefill
-        self.marked += batch._marks is not None
-        batch._marks = None  # the batch's own search
-        assert batch.offsets() == decode
-        assert batch.prefill_offsets(decode) == prefill
+def _check(batch: DecodeBatch) -> bool:
+    """The batch's positions, from its marks and from its own search; whether it had marks."""
+    lines = batch.lines
+    decode = [i for i, t in enumerate(lines) if DECODE in t]
+    prefill = [i for i, t in enumerate(lines) if PREFILL in t and DECODE not in t]
+    assert batch.offsets() == decode
+    assert batch.prefill_offsets(decode) == prefill
+    marked = batch._marks is not None
+    batch._marks = None  # the batch's own search
+    assert batch.offsets() == decode
+    assert batch.prefill_offsets(decode) == prefill
+    return marked
 
 
 def test_marks_from_the_bulk_path_give_the_positions_a_search_gives() -> None:
-    pipeline = Pipeline(bulk=True)
-    positions = _Positions()
-    pipeline.consumers.append(positions)
-    for chunk, _ in read_chunks("s", io.BytesIO(_log())):
-        pipeline.feed(chunk)
-    assert positions.marked >= 1
+    assert sum(map(_check, batches_of(_log()))) >= 1

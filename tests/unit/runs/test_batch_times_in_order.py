@@ -3,30 +3,13 @@ takes the newest as the last and its windows skip their own scan, with the same 
 
 from __future__ import annotations
 
-import io
 from itertools import pairwise
 
 from acceptmon.detect.series import Sliding
-from acceptmon.ingest import Pipeline
-from acceptmon.model import Record, Run
 from acceptmon.runs.batch import DecodeBatch
-from acceptmon.sources.chunks import read_chunks
+from tests.unit.runs.test_batch_columns_shared import batches_of
 from tests.unit.runs.test_batch_parts import LINE
 from tests.unit.runs.test_batch_records import ARGS
-
-
-class _Batches:
-    def __init__(self) -> None:
-        self.batches: list[DecodeBatch] = []
-
-    def observe_run_start(self, run: Run) -> None:
-        pass
-
-    def observe(self, record: Record) -> None:
-        pass
-
-    def observe_batch(self, batch: DecodeBatch) -> None:
-        self.batches.append(batch)
 
 
 def _batches(back: int | None) -> list[DecodeBatch]:
@@ -35,12 +18,7 @@ def _batches(back: int | None) -> list[DecodeBatch]:
         LINE.format(m=(i // 60 - (i == back)) % 60, s=i % 60, r=i % 23, a=1 + i % 9 / 4, t=100.0, q=0)
         for i in range(300)
     ]
-    pipeline, seen = Pipeline(bulk=True), _Batches()
-    pipeline.consumers.append(seen)
-    for chunk, _ in read_chunks("s", io.BytesIO("".join(lines).encode())):
-        pipeline.feed(chunk)
-    assert seen.batches
-    return seen.batches
+    return batches_of(lines)
 
 
 def _in_order(epochs: list[float | None]) -> bool:
