@@ -20,14 +20,14 @@ from dataclasses import fields
 from datetime import datetime
 from functools import partial
 from itertools import compress, filterfalse, repeat
-from operator import attrgetter, contains, eq, itemgetter, sub
+from operator import attrgetter, eq, itemgetter, sub
 from typing import IO, Any
 
 from acceptmon.model import KIND, DecodeSample, Extras, PrefillSample, Record, Run, SpecSample
 from acceptmon.parse.layouts import record_layout
 from acceptmon.parse.sglang import DECODE, DECODE_FIELDS, MAX_ACCEPT_LEN
 from acceptmon.runs import RunTracker
-from acceptmon.runs.batch import DecodeBatch, Stamp
+from acceptmon.runs.batch import USAGE_POOLS, DecodeBatch, Stamp
 
 
 def _clean(value: Any) -> Any:
@@ -283,8 +283,6 @@ _KIND_TEXT: dict[str, Callable[[Sequence[str]], Column]] = {
     "f2": _f2s,
     "bool": partial(_texts, text=_bool_text),
 }
-#: The pools a hybrid (full attention) or HiSparse (GPU) server's token usage is read from.
-_USAGE_POOLS = ("full token usage", "gpu token usage")
 _REQUIRED = ("running_req", "queue_req", "gen_throughput")
 
 
@@ -292,11 +290,10 @@ def _decode_lines(batch: DecodeBatch, head: str) -> tuple[list[int], list[str]] 
     """The Decode lines' numbers and JSON lines, from their layout's regex groups as text
     (each value converted once per distinct text, never into a record or a row); None
     where some line needs the parser (then the parser's records are written)."""
-    lines = batch.lines
-    marked = list(map(contains, lines, repeat(DECODE)))
-    decode = list(compress(lines, marked))
-    if len(decode) != batch.n or not decode:
+    offsets = batch.offsets()
+    if len(offsets) != batch.n or not offsets:
         return None
+    decode = list(map(batch.lines.__getitem__, offsets))
     first = decode[0]
     layout = record_layout(first[first.rfind(DECODE) + len(DECODE) :])
     rows = None if layout is None else layout.rx.findall("\n".join(decode))
@@ -316,7 +313,7 @@ def _decode_lines(batch: DecodeBatch, head: str) -> tuple[list[int], list[str]] 
     if any(name not in texts for name in _REQUIRED):
         return None
     if "token_usage" not in texts:  # hybrid pools: the full-attention pool; HiSparse: the GPU pool
-        pool = next((extra[p] for p in _USAGE_POOLS if p in extra), None)
+        pool = next((extra[p] for p in USAGE_POOLS if p in extra), None)
         if pool is not None:
             texts["token_usage"] = pool
     lens = raw.get("accept_len")
@@ -327,7 +324,7 @@ def _decode_lines(batch: DecodeBatch, head: str) -> tuple[list[int], list[str]] 
         texts["accept_rate"] = _shared({t: _scalar(batch.rate(v)) for t, v in values.items()}, lens)
     texts["iteration"] = _texts(columns[0], lambda t: _int_text(t) if t else "null")
     texts["repeated"] = _texts(columns[-1], lambda t: _int_text(t) if t else "0")
-    numbers = list(compress(range(batch.lineno, batch.lineno + len(lines)), marked))
+    numbers = batch.linenos(offsets)
     template = _Template(head)
     template.value(numbers)
     template.text(", ")

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from itertools import compress, islice, repeat
-from operator import contains, getitem, itemgetter, le, not_
+from operator import add, contains, getitem, itemgetter, le, not_
 from typing import Any, Literal, TypeVar, cast, overload
 
 from acceptmon.model import DecodeSample, Extras, Meta, PrefillSample, Ranks, Record, SpecConfig
@@ -54,6 +54,9 @@ PrefillRow = tuple[Stamp, int, int, int | None, int | None, int | None, float | 
 _T = TypeVar("_T")
 #: How many of a column's first values ``floats`` looks at to choose how to convert it.
 _SAMPLE = 64
+#: Where a layout without ``token usage`` has it: a hybrid server's full-attention pool,
+#: a HiSparse server's GPU pool (the first present).
+USAGE_POOLS = ("full token usage", "gpu token usage")
 
 
 class DecodeBatch:
@@ -200,7 +203,7 @@ class DecodeBatch:
         return col[i] if col is not None else int(self._one(1, i))
 
     def _one(self, slot: int, i: int) -> str:
-        """Line ``i``'s group ``slot``, unconverted (a group every Decode layout has)."""
+        """Line ``i``'s group ``slot``, unconverted (a group the layout has)."""
         j = self._order[slot]
         if j is not None:
             return self._rows[i][j - 1]
@@ -327,11 +330,9 @@ class DecodeBatch:
     def last(self, slot: int) -> str | None:
         """The last line's group ``slot`` (0 running … 5 printed rate), unconverted: every
         Decode layout has running, queue and throughput (``DecodeOrder``)."""
-        i = self._order[slot]
-        if i is not None:
-            return self._rows[-1][i - 1]
-        j = self._layout.full_order[slot]
-        return None if j is None else self._full(self.n - 1)[j - 1]
+        if self._order[slot] is None and self._layout.full_order[slot] is None:
+            return None
+        return self._one(slot, self.n - 1)
 
     def _prefixes(self) -> list[str]:
         """Each Decode line up to its marker (``t[: t.rfind(DECODE)]``, mapped at C speed)."""
@@ -428,6 +429,10 @@ class DecodeBatch:
         rest = list(compress(range(len(lines)), others))
         return list(compress(rest, map(contains, map(lines.__getitem__, rest), repeat(PREFILL))))
 
+    def linenos(self, offsets: list[int]) -> list[int]:
+        """The line numbers of the lines at ``offsets`` (``offsets``, ``prefill_offsets``)."""
+        return list(map(add, offsets, repeat(self.lineno)))
+
     def part(self, i: int, j: int, offsets: list[int]) -> DecodeBatch:
         """Decode lines ``[i, j)`` as a batch of their own (``offsets``: ``offsets()``),
         with their stretch from line ``i`` (the first part from the stretch's start) to line
@@ -515,7 +520,8 @@ class DecodeBatch:
         first, its line number last), converted column by column; None when the layout does not capture every
         value or a line needs the parser's own handling (no time in its prefix)."""
         layout = self._layout.record
-        if layout is None or sum(map(contains, self.lines, repeat(DECODE))) != self.n:
+        offsets = self.offsets()
+        if layout is None or len(offsets) != self.n:
             return None
         got = _columns(layout, self._decode)
         stamps = self.stamps
@@ -525,7 +531,7 @@ class DecodeBatch:
         usage = known.get("token_usage")
         if usage is None:  # hybrid pools: the full-attention pool; HiSparse: the GPU pool
             names = [key for key, _ in layout.keys]
-            for pool in ("full token usage", "gpu token usage"):
+            for pool in USAGE_POOLS:
                 if pool in names:
                     usage = [dict(ex)[pool] for ex in extras]
                     break
@@ -548,12 +554,7 @@ class DecodeBatch:
                 iterations,
                 _counts(known.get("", none), self.n),
                 extras,
-                list(
-                    compress(
-                        range(self.lineno, self.lineno + len(self.lines)),
-                        map(contains, self.lines, repeat(DECODE)),
-                    )
-                ),
+                self.linenos(offsets),
                 strict=True,
             )
         )
@@ -561,10 +562,10 @@ class DecodeBatch:
     def prefill_rows(self) -> list[PrefillRow] | None:
         """Each Prefill line's values in ``PrefillSample`` field order after ``meta`` (its
         stamp first, its line number last), as ``decode_rows``; None where some line needs the general parser."""
-        numbered = [(n, t) for n, t in enumerate(self.lines, self.lineno) if PREFILL in t and DECODE not in t]
-        if not numbered:
+        at = self.prefill_offsets(self.offsets())
+        if not at:
             return []
-        lines = [t for _, t in numbered]
+        lines = list(map(self.lines.__getitem__, at))
         block = "\n".join(lines)
         if "\r" in block or "\x1b" in block or block.count(PREFILL) != len(lines):
             return None
@@ -593,7 +594,7 @@ class DecodeBatch:
                 known.get("queue_req", none),
                 known.get("token_usage", none),
                 extras,
-                [n for n, _ in numbered],
+                self.linenos(at),
                 strict=True,
             )
         )
