@@ -32,7 +32,7 @@ from acceptmon.runs.codec import run_from_dict, run_to_dict
 from acceptmon.statefiles import SYMLINKS
 
 if TYPE_CHECKING:
-    from acceptmon.apps.agent import Agent
+    from acceptmon.apps.agent.agent import Agent
 
 
 def routes(agent: Agent, stats: ConnectionStats) -> tuple[Routes, PrefixRoutes, QueryRoutes]:

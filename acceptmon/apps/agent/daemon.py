@@ -13,7 +13,8 @@ import threading
 from typing import Any
 
 from acceptmon import settings as config_mod
-from acceptmon.apps.agent import Agent, api, startup
+from acceptmon.apps.agent import api, startup
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.apps.agent.web.server import (
     ConnectionStats,
     HttpServer,

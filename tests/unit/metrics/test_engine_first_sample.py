@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.apps.agent.api import metrics_text
 from acceptmon.apps.backfill import collect
 from acceptmon.clock import ManualClock

@@ -117,7 +117,7 @@ def test_the_agent_annotates_run_starts_and_findings(
 ) -> None:
     from datetime import timedelta
 
-    from acceptmon.apps.agent import Agent
+    from acceptmon.apps.agent.agent import Agent
     from acceptmon.settings import from_mapping
     from acceptmon.testing import synth
 

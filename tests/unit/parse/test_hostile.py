@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from acceptmon.apps.agent import Agent, api, daemon
+from acceptmon.apps.agent import api, daemon
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.apps.agent.health import healthz
 from acceptmon.apps.agent.web.routes import HttpError, json_route
 from acceptmon.ingest import Pipeline

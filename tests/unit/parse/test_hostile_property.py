@@ -17,7 +17,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.settings import load
 from acceptmon.testing.synth import decode_line, prefill_line, server_args_line
 from tests.unit.parse.test_hostile import SGL, VLLM, serve_all

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.apps.agent.api import metrics_text as _metrics
 from acceptmon.runs.draft_config import candidates, read_draft_config
 from acceptmon.settings import from_mapping

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from acceptmon import cli
-from acceptmon.apps.agent import Agent, daemon, startup
+from acceptmon.apps.agent import daemon, startup
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.clock import ManualClock
 from acceptmon.notify.settings import NotifySettingsError
 from acceptmon.settings import load

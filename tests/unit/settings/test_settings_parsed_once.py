@@ -14,7 +14,8 @@ from typing import Any
 
 import bcrypt
 
-from acceptmon.apps.agent import Agent, daemon
+from acceptmon.apps.agent import daemon
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.clock import ManualClock
 from acceptmon.settings import load
 from acceptmon.sources import open_source

@@ -6,7 +6,7 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.settings import Settings
 from acceptmon.settings.sources import SourceSettings
 from acceptmon.testing import synth

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.detect.findings import FLOOR
 from acceptmon.notify import NotifySettingsError
 from acceptmon.settings import Settings, from_mapping

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.apps.agent.announce import Announcer
 from acceptmon.metrics.store import ACCEPT_LEN_BUCKETS, SourceStats
 from acceptmon.model import Run, SpecConfig

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.apps.agent.api import metrics_text as _metrics
 from acceptmon.clock import ManualClock
 from acceptmon.model import Run, SpecConfig

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.detect.findings import FLOOR
 from acceptmon.testing import synth
 from tests.unit.apps.agent.test_agent_reconfigure import settings

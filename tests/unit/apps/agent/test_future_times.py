@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.clock import ManualClock
 from acceptmon.detect.findings import STALLED
 from acceptmon.runs.ahead import AHEAD_S

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from acceptmon import apps
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent import agent as agent_module
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.notify import NotifySettingsError
 from acceptmon.settings import Settings, from_mapping
 from acceptmon.testing import synth
@@ -38,7 +38,7 @@ def write(path: Path, start: datetime, n: int) -> None:
 def track_closes(monkeypatch: pytest.MonkeyPatch, fail: str = "") -> list[str]:
     """Names of the sources built from now on that were closed; building ``fail`` raises."""
     closed: list[str] = []
-    real = apps.agent.open_source
+    real = agent_module.open_source
 
     def build(cfg: Any, *args: Any, **kwargs: Any) -> Any:
         if cfg.name == fail:
@@ -53,7 +53,7 @@ def track_closes(monkeypatch: pytest.MonkeyPatch, fail: str = "") -> list[str]:
         monkeypatch.setattr(source, "close", closing)
         return source
 
-    monkeypatch.setattr(apps.agent, "open_source", build)  # the one the agent calls
+    monkeypatch.setattr(agent_module, "open_source", build)  # the one the agent calls
     return closed
 
 

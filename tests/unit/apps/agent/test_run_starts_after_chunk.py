@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.clock import ManualClock
 from acceptmon.model import Finding, Run
 from acceptmon.settings import from_mapping

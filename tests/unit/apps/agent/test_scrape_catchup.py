@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from acceptmon.apps.agent import Agent, daemon
+from acceptmon.apps.agent import daemon
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.apps.agent.web.server import HttpServer
 from acceptmon.clock import ManualClock
 from acceptmon.detect.findings import FLOOR

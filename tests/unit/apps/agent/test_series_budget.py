@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.apps.agent.api import metrics_text as _metrics
 from acceptmon.settings import (
     DEFAULT_MAX_EXPORTED_SOURCES,

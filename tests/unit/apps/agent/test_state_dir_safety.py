@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.agent import Agent
 from acceptmon.apps.agent import state as checkpoint
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.apps.agent.api import metrics_text as _metrics
 from acceptmon.clock import ManualClock
 from acceptmon.notify.store import MessageStore

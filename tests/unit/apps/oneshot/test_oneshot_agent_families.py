@@ -12,7 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from acceptmon.apps import oneshot
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.apps.agent.api import metrics_text
 from acceptmon.apps.agent.web.server import ConnectionStats
 from acceptmon.clock import ManualClock

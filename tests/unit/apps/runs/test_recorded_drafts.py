@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from acceptmon.apps.agent import Agent
+from acceptmon.apps.agent.agent import Agent
 from acceptmon.apps.agent.api import _runs as api_runs
 from acceptmon.apps.runs import BAD_SOURCE
 from acceptmon.apps.runs import main as runs_main
