@@ -31,6 +31,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol
 
 from acceptmon.ingest import bulk
+from acceptmon.ingest.bulk import Presorted
 from acceptmon.metrics.engine import sniff
 from acceptmon.metrics.store import Store, accept_len_range
 from acceptmon.model import (
@@ -120,6 +121,9 @@ class Pipeline:
         self._starts: list[Run] = []
         #: Backfill's sampler, when one steps with the log's time (None: the store takes batches whole).
         self.log_clock: LogClock | None = None
+        #: The chunk being fed as a scout sorted it in another process (``ingest/read.py``
+        #: sets it for each chunk of a file read with one), or None.
+        self.presorted: Presorted | None = None
 
     def _parser(self, chunk: Chunk) -> LineParser:
         source = chunk.source

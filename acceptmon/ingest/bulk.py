@@ -21,10 +21,10 @@ the per-line parser's request state (see parse/line.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import compress, repeat
 from operator import contains, getitem, itemgetter, not_
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from acceptmon.metrics.store import accept_len_range
 from acceptmon.model import Chunk, DecodeSample, PrefillSample
@@ -65,8 +65,17 @@ _GOES_ON = {
 if TYPE_CHECKING:
     from acceptmon.metrics.store import Store
     from acceptmon.model import Record
+    from acceptmon.parse.layouts import BulkLayout
     from acceptmon.parse.line import LineParser
     from acceptmon.runs import RunTracker
+
+
+class Presorted(Protocol):
+    """A chunk as a scout sorted it in another process (``ingest/scout.py``)."""
+
+    def sort(self, chunk: Chunk, block: str) -> Sorted | None:
+        """``sort_lines(chunk.lines, block)``: the scout's answer where it is this chunk's."""
+        ...
 
 
 class Pipeline(Protocol):
@@ -74,6 +83,8 @@ class Pipeline(Protocol):
 
     tracker: RunTracker
     store: Store
+    #: The chunk being fed as a scout sorted it (``ingest/scout.py``), or None.
+    presorted: Presorted | None
 
     @property
     def wants_prefill(self) -> bool:
@@ -100,11 +111,9 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = Tru
             rest = Chunk(chunk.source, lines[start:], chunk.lineno + start, chunk.end, chunk.path)
             feed(pipeline, rest, parser, split)
         return
-    # Markers cannot span lines, so whole-chunk searches of the joined text answer
-    # "does any line hold one" at C speed.
-    block = chunk.text if chunk.text is not None else "\n".join(lines)
+    block = _joined(chunk)
     # Most chunks hold no event at all: then the whole chunk is one stretch, in bulk.
-    if "\x1b" not in block and "\r" not in block and _whole(pipeline, chunk, parser, block):
+    if _clean(block) and _whole(pipeline, chunk, parser, block):
         return
     requests = any(m in block for m in _REQUEST_SCANS) and not _plain_requests(block)
     if requests and split:
@@ -121,18 +130,79 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = Tru
     _cut(pipeline, chunk, parser, lines, requests)
 
 
-def _whole(pipeline: Pipeline, chunk: Chunk, parser: LineParser, block: str) -> bool:
-    """The whole chunk as one bulk stretch when nothing in it needs the per-line parser;
-    False, with nothing done, when something may (then the chunk is cut at its events).
+class Sorted(NamedTuple):
+    """A chunk's lines sorted for the bulk path (``sort_lines``): which hold a Decode marker
+    (``decode``, one flag per line) and which of the others a Prefill marker (``prefill_marks``),
+    the Decode and Prefill lines themselves, and each Decode line up to its marker."""
+
+    decode: Sequence[int]
+    prefill_marks: Sequence[int]
+    decoded: list[str]
+    prefill: list[str]
+    prefixes: list[str]
+    #: The Decode lines' rows as a scout read them, and the regex it read them with.
+    rows: tuple[str, list[tuple[str, ...]]] | None = None
+    #: Whether a scout found the Prefill lines valid, and the regex it checked them with.
+    prefill_valid: tuple[str, bool] | None = None
+
+    @classmethod
+    def of(
+        cls,
+        lines: Sequence[str],
+        flags: tuple[bytes, bytes, str],
+        rows: tuple[str, tuple[str, ...]] | None,
+        prefill_valid: tuple[str, bool] | None,
+    ) -> Sorted:
+        """The lines sorted by the flags a scout sent (Decode flags, Prefill flags of the
+        other lines, prefixes joined by newlines: no prefix holds one), with the rows it read
+        (each group's column joined by newlines: no group holds one)."""
+        decode, prefill_marks, prefixes = flags
+        decoded = list(compress(lines, decode))
+        prefill = list(compress(compress(lines, map(not_, decode)), prefill_marks))
+        read = None
+        if rows is not None and decoded:
+            read = rows[0], list(zip(*(column.split("\n") for column in rows[1]), strict=True))
+        return cls(
+            decode,
+            prefill_marks,
+            decoded,
+            prefill,
+            prefixes.split("\n") if decoded else [],
+            read,
+            prefill_valid,
+        )
+
+
+def _joined(chunk: Chunk) -> str:
+    """The chunk's lines joined: markers cannot span lines, so whole-chunk searches of the
+    joined text answer "does any line hold one" at C speed."""
+    return chunk.text if chunk.text is not None else "\n".join(chunk.lines)
+
+
+def _clean(block: str) -> bool:
+    """No carriage return or colour code (the per-line parser reads those lines)."""
+    return "\x1b" not in block and "\r" not in block
+
+
+def presort(chunk: Chunk) -> tuple[str, Sorted | None]:
+    """The chunk's joined text, and its lines sorted as ``feed`` sorts them when it tries the
+    chunk whole (None: it would not be one bulk stretch): what a scout hands on."""
+    block = _joined(chunk)
+    return block, sort_lines(chunk.lines, block) if _clean(block) else None
+
+
+def sort_lines(lines: Sequence[str], block: str) -> Sorted | None:
+    """The chunk's lines sorted for one bulk stretch, or None when something in them needs the
+    per-line parser (then the chunk is cut at its events). ``block``: the lines joined, free
+    of carriage returns and colour codes. Pure (the text alone decides): ``scout`` sorts a
+    file's chunks in another process with it.
 
     Markers are searched only where the per-line parser could read a request or an event:
     in lines with neither batch marker, in Prefill lines in front of their marker, and in
     Decode lines' prefixes; each distinct digit-folded line once (``_distinct``). What
-    follows the marker of a Decode line the layout matched, or of a Prefill line, is read
-    as that batch whatever it quotes; a Decode line that is no Decode batch (SGLang's
-    ``#window`` lines) or is damaged fails the layout, and so this path.
+    follows the marker of a Decode line, or of a Prefill line, is read as that batch
+    whatever it quotes (``_stretch`` then checks it against the learned layouts).
     """
-    lines = chunk.lines
     decode = list(map(contains, lines, repeat(DECODE)))
     others = list(compress(lines, map(not_, decode)))
     is_prefill = list(map(contains, others, repeat(PREFILL)))
@@ -149,10 +219,23 @@ def _whole(pipeline: Pipeline, chunk: Chunk, parser: LineParser, block: str) -> 
     distinct = _distinct(list(compress(others, map(not_, is_prefill))))
     scans = tuple(scan for scan in _REQUEST_SCANS if scan in distinct or scan in headed)
     if scans and not _plain_dumps(block, scans, headed):
-        return False
+        return None
     if any(m in distinct or m in headed for m in _FOLDED_EVENTS):
+        return None
+    return Sorted(decode, is_prefill, decoded, prefill, prefixes)
+
+
+def _whole(pipeline: Pipeline, chunk: Chunk, parser: LineParser, block: str) -> bool:
+    """The whole chunk as one bulk stretch when nothing in it needs the per-line parser;
+    False, with nothing done, when something may (then the chunk is cut at its events).
+    Its lines are sorted here (``sort_lines``) unless a scout sorted them already; a Decode
+    line that is no Decode batch (SGLang's ``#window`` lines) or is damaged fails the
+    layout in ``_stretch``, and so this path."""
+    ahead = pipeline.presorted
+    found = ahead.sort(chunk, block) if ahead is not None else sort_lines(chunk.lines, block)
+    if found is None:
         return False
-    return _stretch(pipeline, chunk, parser, 0, len(lines), decoded, prefill, prefixes, (decode, is_prefill))
+    return _stretch(pipeline, chunk, parser, 0, len(chunk.lines), found)
 
 
 def _plain_dumps(block: str, scans: tuple[str, ...], headed: str) -> bool:
@@ -332,46 +415,41 @@ def _stretch(
     parser: LineParser,
     start: int,
     end: int,
-    decode: list[str] | None = None,
-    prefill: list[str] | None = None,
-    prefixes: list[str] | None = None,
-    marks: tuple[list[bool], list[bool]] | None = None,
+    found: Sorted | None = None,
 ) -> bool:
     """Lines [start, end) hold no event: bulk if the learned layouts cover them, else line
-    by line. ``prefixes``: the Decode lines' (as ``DecodeBatch`` reads them), where the caller
-    has them; ``marks``: where ``_whole`` found the Decode and Prefill lines of the whole chunk
-    (then False instead of line by line, with nothing done)."""
-    whole = marks is not None
+    by line. ``found``: the whole chunk's lines as ``_whole`` sorted them (then False instead
+    of line by line, with nothing done), with the rows and Prefill check a scout read with
+    the same regexes, if it did."""
     seg = chunk.lines[start:end]
-    if decode is None or prefill is None:
+    if found is not None:
+        decode, prefill, prefixes = found.decoded, found.prefill, found.prefixes
+        marks: tuple[Sequence[int], Sequence[int]] | None = (found.decode, found.prefill_marks)
+    else:
         decode = [t for t in seg if DECODE in t]
         prefill = [t for t in seg if DECODE not in t and PREFILL in t]
+        prefixes, marks = None, None
     if not decode and not prefill:
         return True
     run = pipeline.tracker.current(chunk.source)
     rows = None
     lens = None
     if decode and run is not None:
-        block = "\n".join(decode)
-        rows = parser.bulk_decode(block, len(decode)) if "\r" not in block and "\x1b" not in block else None
+        rows = _decode_rows(parser, decode, found)
         if rows is not None:
             lens = _lens(rows[0], rows[1].order[4])
             if not _in_range(lens[1] if lens else None, accept_len_range(run.spec)):
                 rows = None
     # Before the first run, a line opens one: the per-line path knows which.
-    if (
-        run is None
-        or (decode and rows is None)
-        or (prefill and not parser.bulk_prefill("\n".join(prefill), len(prefill)))
-    ):
-        if whole:
+    if run is None or (decode and rows is None) or (prefill and not _prefill_valid(parser, prefill, found)):
+        if found is not None:
             return False
         _by_line(pipeline, chunk, parser, start, end, bool(decode), bool(prefill))
         return True
     stats = pipeline.store.stats(chunk.source)
     stats.counters["prefill_batches"] += len(prefill)
     if rows is not None and run is not None:
-        found, layout = rows
+        read, layout = rows
         pipeline.batch(
             DecodeBatch(
                 chunk.source,
@@ -379,7 +457,7 @@ def _stretch(
                 seg,
                 chunk.lineno + start,
                 decode,
-                found,
+                read,
                 layout,
                 parser.prefix_table,
                 parser.prefix_epochs,
@@ -398,6 +476,28 @@ def _stretch(
                 if record is not None:
                     pipeline.sink(record)
     return True
+
+
+def _decode_rows(
+    parser: LineParser, decode: list[str], found: Sorted | None
+) -> tuple[list[tuple[str, ...]], BulkLayout] | None:
+    """``bulk_decode`` of the Decode lines: the rows a scout read, where it read them with
+    the learned layout's own regex (the same regex over the same text: the same rows)."""
+    if found is not None and found.rows is not None:
+        given = parser.bulk_given(found.rows, len(decode))
+        if given is not None:
+            return given
+    block = "\n".join(decode)
+    return parser.bulk_decode(block, len(decode)) if _clean(block) else None
+
+
+def _prefill_valid(parser: LineParser, prefill: list[str], found: Sorted | None) -> bool:
+    """``bulk_prefill`` of the Prefill lines, or a scout's answer with the same regex."""
+    if found is not None and found.prefill_valid is not None:
+        pattern, valid = found.prefill_valid
+        if pattern == parser.bulk_patterns()[1]:
+            return valid
+    return parser.bulk_prefill("\n".join(prefill), len(prefill))
 
 
 def _by_line(

@@ -20,6 +20,7 @@ from acceptmon.ingest import Pipeline
 from acceptmon.ingest.build import build_pipeline
 from acceptmon.ingest.garbage import young_garbage_kept
 from acceptmon.ingest.joins import JoinClock
+from acceptmon.ingest.scout import Scout, scouting
 from acceptmon.model import SpecConfig
 from acceptmon.runs.draft_config import draft_reader
 from acceptmon.sources.base import FileReader
@@ -93,20 +94,30 @@ def new_pipeline(
     return pipeline, table
 
 
-def feed_file(pipeline: Pipeline, name: str, path: str, opener: Opener | None = None) -> str | None:
-    """Feed one file (``-``: standard input) to its end as source ``name``; the problem met, if any."""
+def feed_file(
+    pipeline: Pipeline, name: str, path: str, opener: Opener | None = None, scout: Scout | None = None
+) -> str | None:
+    """Feed one file (``-``: standard input) to its end as source ``name``; the problem met, if any.
+    ``scout``: one sorting the local files' lines ahead (``ingest/scout.py``), given this one."""
     if path == STDIN:
         return _feed_stdin(pipeline, name)
+    if scout is not None:
+        scout.file(path)
     try:
         with (opener or open_local)(path) as stream:
             for chunk, overlong in read_chunks(name, stream, path):
+                ahead = pipeline.presorted = scout.next() if scout is not None else None
                 pipeline.feed(chunk)
+                if ahead is not None and scout is not None:
+                    scout.used += ahead.used
                 if overlong:
                     pipeline.count_overlong(name, overlong)
     except BrokenPipeError:  # our output's reader left (`| head`): not a problem of the input
         raise
     except READ_ERRORS as exc:
         return f"{printable(path)}: {getattr(exc, 'strerror', None) or exc}"
+    finally:
+        pipeline.presorted = None
     return None
 
 
@@ -137,20 +148,23 @@ def read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] |
 
 def _read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] | None) -> list[str]:
     problems = []
-    for lg in logs:
-        joins = JoinClock() if len(lg.files) > 1 else None
-        if joins is not None:
-            pipeline.consumers.append(joins)
-        for path in lg.files:
+    # The local files are sorted ahead by one scout where a second core is free (``scout.py``).
+    local = [path for lg in logs if lg.opener is None for path in lg.files if path != STDIN]
+    with scouting(local) as scout:
+        for lg in logs:
+            joins = JoinClock() if len(lg.files) > 1 else None
             if joins is not None:
-                joins.next_file(lg.name, path)
-            problem = feed_file(pipeline, lg.name, path, lg.opener)
-            if problem:
-                problems.append(problem)
-            if done is not None:
-                done(path)
-        if joins is not None:
-            pipeline.consumers.remove(joins)
+                pipeline.consumers.append(joins)
+            for path in lg.files:
+                if joins is not None:
+                    joins.next_file(lg.name, path)
+                problem = feed_file(pipeline, lg.name, path, lg.opener, scout if lg.opener is None else None)
+                if problem:
+                    problems.append(problem)
+                if done is not None:
+                    done(path)
+            if joins is not None:
+                pipeline.consumers.remove(joins)
     return problems
 
 

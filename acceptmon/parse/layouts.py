@@ -198,6 +198,21 @@ class DecodeShapes:
         rows = lines_rx.findall(block)
         return (rows, layout) if len(rows) == n else None
 
+    @property
+    def bulk_pattern(self) -> str | None:
+        """The regex ``bulk`` reads rows with (None: none learned yet): rows found with the
+        same pattern elsewhere (a scout) are this layout's rows."""
+        return self._bulk[0].pattern if self._bulk is not None else None
+
+    def given(
+        self, found: tuple[str, list[tuple[str, ...]]], n: int
+    ) -> tuple[list[tuple[str, ...]], BulkLayout] | None:
+        """``bulk``'s answer from rows of ``n`` lines read elsewhere (a scout) with a regex:
+        when that is this layout's (the same regex over the same text gives the same rows)."""
+        if self._bulk is None or self._bulk[0].pattern != found[0] or len(found[1]) != n:
+            return None
+        return found[1], self._bulk[1]
+
     def learn(self, body: str) -> None:
         shape = compile_shape(body)
         if shape is not None and len(self._shapes) < self._limit:
@@ -254,6 +269,11 @@ class PrefillShapes:
 
     def match(self, body: str) -> bool:
         return any(rx.fullmatch(body) is not None for rx, _ in self._shapes)
+
+    @property
+    def bulk_pattern(self) -> str | None:
+        """The regex ``bulk`` validates with (None: none learned yet)."""
+        return self._shapes[0][1].pattern if self._shapes else None
 
     def bulk(self, block: str, n: int) -> bool:
         """Whether all ``n`` newline-joined Prefill lines are valid in the first layout."""

@@ -314,6 +314,16 @@ class LineParser:
     def bulk_prefill(self, block: str, n: int) -> bool:
         return self._prefill_shapes.bulk(block, n)
 
+    def bulk_given(
+        self, found: tuple[str, list[tuple[str, ...]]], n: int
+    ) -> tuple[list[tuple[str, ...]], BulkLayout] | None:
+        """``bulk_decode``'s answer from rows a scout read with a regex, if it is the learned one."""
+        return self._shapes.given(found, n)
+
+    def bulk_patterns(self) -> tuple[str | None, str | None]:
+        """The regexes of ``bulk_decode`` and ``bulk_prefill`` (None: no layout learned yet)."""
+        return self._shapes.bulk_pattern, self._prefill_shapes.bulk_pattern
+
     def prefix_epochs(self, prefixes: list[str]) -> list[float | None]:
         """The epoch of each prefix, in order (cache hits without a call each)."""
         return self._prefixes.epochs(prefixes)

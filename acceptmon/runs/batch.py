@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from itertools import compress, islice, repeat
@@ -115,7 +115,7 @@ class DecodeBatch:
         parse: Callable[[str, int], Record | None],
         lens: list[float] | None = None,
         prefixes: list[str] | None = None,
-        marks: tuple[list[bool], list[bool]] | None = None,
+        marks: tuple[Sequence[int], Sequence[int]] | None = None,
         len_text: list[str] | None = None,
     ) -> None:
         """``lens``: the accept lengths already converted (the bulk path checks their range);

@@ -19,7 +19,18 @@ PACKAGE = Path(acceptmon.__file__).parent
 #: Layer of each top-level name under ``acceptmon``; a module may import its own layer or below.
 LAYERS: dict[str, int] = {
     **dict.fromkeys(
-        ["__init__", "model", "clock", "log_time", "labels", "text", "statefiles", "testing", "extras"],
+        [
+            "__init__",
+            "model",
+            "clock",
+            "children",
+            "log_time",
+            "labels",
+            "text",
+            "statefiles",
+            "testing",
+            "extras",
+        ],
         0,
     ),
     "sources": 1,

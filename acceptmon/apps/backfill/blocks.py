@@ -58,19 +58,21 @@ class Blocks:
         #: Why some blocks were not written (the first failure), or None.
         self.problem: str | None = None
         self.added = self.done = 0
+        # Started with the first part: until then this process has no other thread, so
+        # the reading can fork its scout (``ingest/scout.py``; forking beside a thread is unsafe).
         self._thread = threading.Thread(target=self._work, name="promtool", daemon=True)
-        self._thread.start()
 
     def add(self, part: Path) -> None:
         self.added += 1
         self._show()
         self._todo.put(part)
+        if self._thread.ident is None:
+            self._thread.start()
 
     def finish(self) -> str | None:
         """Wait for every part handed over; why some blocks were not written, or None."""
         self.reading = False
-        self._todo.put(None)
-        self._thread.join()
+        self._end()
         return self.problem
 
     def stop(self) -> None:
@@ -79,8 +81,13 @@ class Blocks:
             self._stopped = True
             if self._child is not None:
                 self._child.kill()
+        self._end()
+
+    def _end(self) -> None:
+        """The worker told to end after the parts handed over, and waited for (if started)."""
         self._todo.put(None)
-        self._thread.join()
+        if self._thread.ident is not None:
+            self._thread.join()
 
     def _work(self) -> None:
         while (part := self._todo.get()) is not None:

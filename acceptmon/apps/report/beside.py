@@ -14,42 +14,16 @@ from __future__ import annotations
 
 import os
 import pickle
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import NoReturn, TypeVar
 
+from acceptmon.children import PIPES as _PIPES
+from acceptmon.children import fork as _fork
+from acceptmon.children import fork_writing
+
 _T = TypeVar("_T")
-
-#: Pipe ends this process holds for another one (a child at work, or its own parent): a
-#: child forked later closes them, or the other's reader would not see the end of its
-#: input until that child exits too.
-_PIPES: set[int] = set()
-
-
-def forkable() -> bool:
-    """Whether a child may be forked now: a second core, and no other thread (a thread
-    holding a lock at the fork would leave it held in the child forever)."""
-    return (os.cpu_count() or 1) >= 2 and threading.active_count() == 1 and hasattr(os, "fork")
-
-
-def _fork(keep: int) -> int | None:
-    """``os.fork``, the child closing every pipe end held for another but ``keep``; None
-    where forking is unsafe or fails."""
-    if not forkable():
-        return None
-    try:
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid == 0:
-        try:
-            for fd in _PIPES - {keep}:
-                os.close(fd)
-        except BaseException:  # the child must never go on as its parent would
-            os._exit(1)
-        _PIPES.clear()
-    return pid
 
 
 def _finish(work: Callable[[], object], result_w: int) -> NoReturn:
@@ -84,17 +58,8 @@ def _waiter(pid: int, result_r: int, work: Callable[[], _T]) -> Callable[[], _T]
 
 def beside(work: Callable[[], _T]) -> Callable[[], _T]:
     """Start ``work`` in a child forked now; the returned call waits for its result."""
-    result_r, result_w = os.pipe()
-    _PIPES.add(result_r)
-    pid = _fork(result_w)
-    if pid == 0:
-        _finish(work, result_w)
-    os.close(result_w)
-    if pid is None:
-        _PIPES.discard(result_r)
-        os.close(result_r)
-        return work
-    return _waiter(pid, result_r, work)
+    child = fork_writing(partial(_finish, work))
+    return work if child is None else _waiter(*child, work)
 
 
 class Beside:

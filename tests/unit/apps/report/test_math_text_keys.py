@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from acceptmon.apps.report import beside
+from acceptmon import children
 from acceptmon.cli import main
 from acceptmon.testing import synth
 
@@ -39,7 +39,7 @@ def drawn_texts(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         save(fig, *args, **kwargs)
 
     # Every figure is drawn here, where this spy sees it (not beside, in a forked child).
-    monkeypatch.setattr(beside, "forkable", lambda: False)
+    monkeypatch.setattr(children, "forkable", lambda: False)
     monkeypatch.setattr(Figure, "savefig", recording)
     yield texts
 

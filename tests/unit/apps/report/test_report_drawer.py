@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from acceptmon.apps.report import beside
+from acceptmon import children
 from acceptmon.cli import main
 from acceptmon.testing.many_runs import many_runs
 
@@ -48,7 +48,7 @@ def test_the_page_drawn_beside_is_the_page_drawn_here(
 ) -> None:
     beside_page, here_page = tmp_path / "beside.html", tmp_path / "here.html"
     assert main(["report", "--timezone", "UTC", log, "-o", str(beside_page)]) == 0
-    monkeypatch.setattr(beside, "forkable", lambda: False)
+    monkeypatch.setattr(children, "forkable", lambda: False)
     assert main(["report", "--timezone", "UTC", log, "-o", str(here_page)]) == 0
     assert beside_page.read_bytes() == here_page.read_bytes()
     assert "finding" in here_page.read_text()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from acceptmon.apps.report import beside
+from acceptmon import children
 from acceptmon.cli import main
 from acceptmon.testing.many_runs import many_runs
 
@@ -26,7 +26,7 @@ def artists(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         save(fig, *args, **kwargs)
 
     # Every figure is drawn here, where this spy sees it (not beside, in a forked child).
-    monkeypatch.setattr(beside, "forkable", lambda: False)
+    monkeypatch.setattr(children, "forkable", lambda: False)
     monkeypatch.setattr(Figure, "savefig", counting)
     yield counts
 
