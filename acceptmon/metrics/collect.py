@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from itertools import accumulate, islice, repeat
 from typing import Literal
 
 from prometheus_client.core import (
@@ -335,6 +337,21 @@ def store_metrics(store: Store, max_sources: int | None = None) -> Iterator[Metr
         yield fam
 
 
+#: The bucket bounds as ``le`` label values (``repr``, as prometheus-client's ``add_metric``
+#: would be given them), then ``+Inf``.
+_BOUNDS = (*map(repr, ACCEPT_LEN_BUCKETS), "+Inf")
+
+
+@lru_cache(maxsize=1024)
+def _bucket_labels(
+    names: tuple[str, ...], labels: tuple[str, str]
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...], tuple[str, ...]]:
+    """A source's bucket label names, its label values of each finite bucket, and of ``+Inf``
+    (``_BOUNDS``): the same at every scrape and backfill snapshot, so made once per source."""
+    values = tuple((*labels, bound) for bound in _BOUNDS)
+    return (*names, "le"), values[:-1], values[-1]
+
+
 def source_samples(m: MetricDef, source: str, s: SourceStats, host: str) -> Iterator[SourceSample]:
     """The samples of ``source`` in the store family ``m``, named as prometheus-client's
     ``add_metric`` names them: the one mapping from the store to series, for scrapes
@@ -343,11 +360,11 @@ def source_samples(m: MetricDef, source: str, s: SourceStats, host: str) -> Iter
     if m.type == "histogram":  # the accept length histogram
         count = s.counters["accept_len_count"]
         if count:
-            le, cum = (*names, "le"), 0
-            for bound, n in zip(ACCEPT_LEN_BUCKETS, s.buckets, strict=True):
-                cum += n
-                yield m.name + "_bucket", le, (*labels, repr(bound)), cum
-            yield m.name + "_bucket", le, (*labels, "+Inf"), int(count)
+            le, bounds, inf = _bucket_labels(names, labels)
+            k, bucket = len(bounds), m.name + "_bucket"
+            cums = islice(accumulate(s.buckets, initial=0), 1, None)  # cum = 0; cum += n, in C
+            yield from zip(repeat(bucket, k), repeat(le, k), bounds, cums, strict=True)
+            yield bucket, le, inf, int(count)
             yield m.name + "_count", names, labels, int(count)
             yield m.name + "_sum", names, labels, s.counters["accept_len_sum"]
     elif m.name in _COUNTER_OF:

@@ -33,6 +33,8 @@ class HistoryFindings:
         self.raised: dict[tuple[str, str, str], int] = {}
         #: Per source: what its last sample's finding families were made of, and them.
         self._last: dict[str, tuple[Any, list[tuple[MetricDef, list[SourceSample]]]]] = {}
+        #: A finding's key → the finding, the config hash it was given, and the copy with it.
+        self._identified: dict[str, tuple[Finding, str, Finding]] = {}
         pipeline.consumers.append(self)
 
     def observe_run_start(self, run: Run) -> None:
@@ -83,7 +85,13 @@ class HistoryFindings:
                 self.raised[key] = self.raised.get(key, 0) + 1
 
     def _identify(self, f: Finding) -> Finding:
-        """The finding with its run's config hash, as the agent labels it."""
+        """The finding with its run's config hash, as the agent labels it. An open finding is
+        the same (frozen) object sample after sample, so its copy is kept while the hash is."""
         run = next((r for r in reversed(self._pipeline.tracker.runs(f.source)) if r.run_id == f.run_id), None)
         found = run.config.hash if run is not None and run.config is not None else ""
-        return replace(f, config_hash=found) if found and found != f.config_hash else f
+        if not found or found == f.config_hash:
+            return f
+        kept = self._identified.get(f.key)
+        if kept is None or kept[0] is not f or kept[1] != found:
+            kept = self._identified[f.key] = (f, found, replace(f, config_hash=found))
+        return kept[2]

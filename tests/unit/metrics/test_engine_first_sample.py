@@ -87,7 +87,7 @@ def test_backfill_writes_one_series_per_source(tmp_path: Path) -> None:
         if dict(key).get("source") == "gpu"
     }
     assert engines == {SGLANG}
-    first = min(ts for f in sampler.recorder.families.values() for p in f.points.values() for ts, _ in p)
+    first = min(ts for f in sampler.recorder.families.values() for p in f.points.values() for ts, *_ in p)
     assert first < START.timestamp() + 300  # a sample before the first Decode line names the engine
 
 
