@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC
@@ -91,6 +92,8 @@ class Scout:
         self._source = os.fdopen(reader, "rb")
         self._paths = paths
         self._file = -1
+        #: Whether the file being read is the scout's ``paths[_file]`` (else it was not given it).
+        self._given = False
         self._ahead: Message | None = None
         #: Chunks whose answer was used (``Presorted.used``), for tests and benchmarks.
         self.used = 0
@@ -101,12 +104,14 @@ class Scout:
         at = self._file + 1
         while at < len(self._paths) and self._paths[at] != path:
             at += 1
-        self._file = at
+        self._given = at < len(self._paths)
+        if self._given:
+            self._file = at
 
     def next(self) -> Presorted | None:
         """The scout's answer for the next chunk of the file, or None when it has none (it
         had fewer chunks of the file, was not given it, ended or failed)."""
-        while self._reader is not None and self._file < len(self._paths):
+        while self._reader is not None and self._given:
             message = self._ahead or self._load()
             self._ahead = None
             if message is None or message[0] > self._file:
@@ -137,21 +142,27 @@ class Scout:
             os.waitpid(pid, 0)
 
 
-def _worth(paths: list[str]) -> bool:
-    """Whether the files are large enough together, and the scout is not switched off."""
-    if not paths or os.environ.get(_SWITCH) == "0":
-        return False
-    size = 0
+def _regular(paths: list[str]) -> tuple[list[str], int]:
+    """The paths that name regular files, and their size together. Only those can be read
+    twice: a FIFO or a device gives each byte to one reader (the reading reports the rest)."""
+    found, size = [], 0
     for path in paths:
-        with suppress(OSError):  # the reading reports it
-            size += os.stat(path).st_size
-    return size >= MIN_BYTES
+        with suppress(OSError):
+            st = os.stat(path)
+            if stat.S_ISREG(st.st_mode):
+                found.append(path)
+                size += st.st_size
+    return found, size
 
 
 def start(paths: list[str]) -> Scout | None:
-    """A scout reading the local ``paths`` (compressed or not) in order, or None where one
-    is not worth it (small files) or cannot be forked safely."""
-    if not _worth(paths):
+    """A scout reading the local ``paths`` (compressed or not; regular files only) in order,
+    or None where one is not worth it (small files, ``ACCEPTMON_SCOUT=0``) or cannot be
+    forked safely."""
+    if os.environ.get(_SWITCH) == "0":
+        return None
+    paths, size = _regular(paths)
+    if not paths or size < MIN_BYTES:
         return None
     child = fork_writing(partial(_scan, paths))
     return None if child is None else Scout(*child, paths)

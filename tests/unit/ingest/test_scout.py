@@ -194,17 +194,23 @@ def test_a_scout_that_dies_leaves_the_reading_whole(
 def test_a_file_the_scout_was_not_given_is_sorted_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Files are read in order; one the scout was not given (a FIFO, whose bytes go to one
+    reader only, never is) has no answers, and the files after it still have theirs."""
     _scouting_always(monkeypatch)
-    given, other = _busy_log(tmp_path), tmp_path / "other.log"
+    given, other, fifo = _busy_log(tmp_path), tmp_path / "other.log", tmp_path / "fifo"
     other.write_bytes(given.read_bytes())
+    os.mkfifo(fifo)
     with scout.scouting([str(given)]) as found:
         assert found is not None
         found.file(str(other))
         assert found.next() is None
         found.file(str(given))
-        assert found.next() is None  # ``given`` comes before ``other``: passed already
-    with scout.scouting([str(given), str(other)]) as found:
+        assert found.next() is not None
+    with scout.scouting([str(given), str(fifo), str(other)]) as found:
         assert found is not None
+        assert found._paths == [str(given), str(other)]
+        found.file(str(fifo))
+        assert found.next() is None
         found.file(str(other))  # the scout's answers for ``given`` are passed over
         ahead = found.next()
         assert ahead is not None
@@ -212,3 +218,5 @@ def test_a_file_the_scout_was_not_given_is_sorted_here(
             chunk = next(read_chunks("other", stream, str(other)))[0]
         ahead.sort(chunk, "\n".join(chunk.lines))
         assert ahead.used
+        found.file(str(given))  # read before ``other``: passed already
+        assert found.next() is None
