@@ -4,7 +4,10 @@ Generates a realistic 1M-line SGLang log (half Decode lines, the rest Prefill,
 HTTP access lines and noise), then times ``acceptmon oneshot``, ``grep -c
 'accept len'`` and ``mtail --one_shot`` with a program extracting the same
 Decode fields. Prints each tool's median wall time over ``--repeat`` runs,
-lines/s, MB/s and peak RSS, and the ratios that matter. Timings on shared
+lines/s, MB/s, CPU seconds and peak RSS, and the ratios that matter (on wall time).
+acceptmon sorts a large file's lines in a second process where a core is free
+(``ingest/scout.py``) and mtail runs several threads, so CPU time is shown beside:
+a tool's CPU above its wall time used more than one core. Timings on shared
 machines are noisy: read the ratios, not the seconds.
 """
 
@@ -46,8 +49,9 @@ gauge running_requests
 """
 
 
-def timed(cmd: list[str]) -> tuple[float, int, bytes]:
-    """Wall seconds, peak RSS in KiB (of that child alone) and stdout."""
+def timed(cmd: list[str]) -> tuple[float, int, bytes, float]:
+    """Wall seconds, peak RSS in KiB (of the largest of that child and its own children),
+    stdout, and CPU seconds (its children's included)."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
@@ -57,13 +61,15 @@ def timed(cmd: list[str]) -> tuple[float, int, bytes]:
         data = out.read()
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise SystemExit(f"{cmd[0]} failed with status {status}")
-    return elapsed, usage.ru_maxrss, data
+    return elapsed, usage.ru_maxrss, data, usage.ru_utime + usage.ru_stime
 
 
-def measure(tools: list[tuple[str, list[str]]], repeat: int) -> dict[str, list[tuple[float, int, bytes]]]:
+def measure(
+    tools: list[tuple[str, list[str]]], repeat: int
+) -> dict[str, list[tuple[float, int, bytes, float]]]:
     """Each tool ``repeat`` times, round by round (interleaved: a change in the machine's
     load hits every tool alike, not whichever ran last)."""
-    runs: dict[str, list[tuple[float, int, bytes]]] = {name: [] for name, _ in tools}
+    runs: dict[str, list[tuple[float, int, bytes, float]]] = {name: [] for name, _ in tools}
     for _ in range(repeat):
         for name, cmd in tools:
             runs[name].append(timed(cmd))
@@ -97,11 +103,12 @@ def main() -> int:
     seconds = {name: [r[0] for r in rs] for name, rs in runs.items()}
     mb = size / 1e6
     print(f"log: {args.lines:,} lines, {mb:.0f} MB; median of {args.repeat} interleaved runs each")
-    print(f"{'tool':<20}{'seconds':>9}{'lines/s':>14}{'MB/s':>9}{'peak RSS MB':>13}")
+    print(f"{'tool':<20}{'seconds':>9}{'lines/s':>14}{'MB/s':>9}{'CPU s':>8}{'peak RSS MB':>13}")
     for name, rs in runs.items():
         s = statistics.median(seconds[name])
+        cpu = statistics.median(r[3] for r in rs)
         rss = max(r[1] for r in rs) / 1024
-        print(f"{name:<20}{s:>9.2f}{args.lines / s:>14,.0f}{mb / s:>9.1f}{rss:>13.1f}")
+        print(f"{name:<20}{s:>9.2f}{args.lines / s:>14,.0f}{mb / s:>9.1f}{cpu:>8.2f}{rss:>13.1f}")
     ours = seconds["acceptmon oneshot"]
 
     def ratios(name: str, theirs_over_ours: bool) -> str:
