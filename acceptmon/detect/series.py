@@ -163,7 +163,17 @@ class Sliding(Hists):
     quiet server (a Decode line every few minutes) still leaves a baseline that can be tested.
     """
 
-    __slots__ = ("_floor", "_hists", "_items", "_max_age", "_ordered", "_size", "_stale", "added")
+    __slots__ = (
+        "_chunks",
+        "_floor",
+        "_hists",
+        "_items",
+        "_max_age",
+        "_ordered",
+        "_size",
+        "_stale",
+        "added",
+    )
 
     def __init__(self, size: int, max_age: float | None = None, keep: int = 0) -> None:
         self._stale = False
@@ -174,6 +184,9 @@ class Sliding(Hists):
         #: The held times are known to be in order, none missing: a long batch then need not
         #: read them all again (backfill extends the tail window in thousands of parts).
         self._ordered = True
+        #: Held intervals after ``_items``: parts' columns as handed in, not yet made entries of
+        #: it (``_defer``); only while the histograms are stale, moved in when the window is read.
+        self._chunks: deque[_Chunk] = deque()
         self.added = 0  # intervals ever added: a copy kept in step knows it still is
 
     @property
@@ -203,12 +216,29 @@ class Sliding(Hists):
         (where what a new interval evicts depends on the times, not only on the count)."""
         if self._max_age is not None:
             return None
-        return list(map(_BUCKET, self._items)), list(map(_VALUE, self._items))
+        items = self._items
+        buckets, values = list(map(_BUCKET, items)), list(map(_VALUE, items))
+        for c in self._chunks:  # the parts kept aside, as the columns they are
+            buckets += islice(c.buckets, c.first, None)
+            values += islice(c.values, c.first, None)
+        return buckets, values
 
     def _settle(self) -> None:
         """Count the histograms again if they were left behind (before any interval leaves)."""
         if self._stale:
+            self._flush()
             self._stale, self._hists = False, _counted(map(_PAIR, self._items))
+
+    def _flush(self) -> None:
+        """Make the held intervals of the parts kept aside (``_defer``) entries of ``_items``."""
+        chunks, items = self._chunks, self._items
+        while chunks:
+            c = chunks.popleft()
+            first = c.first
+            ats = repeat(None) if c.ats is None else islice(c.ats, first, None)
+            items.extend(
+                zip(ats, islice(c.buckets, first, None), islice(c.values, first, None), strict=False)
+            )
 
     def _evict(self) -> None:
         _, bucket, value = self._items.popleft()
@@ -235,24 +265,24 @@ class Sliding(Hists):
         in_order: bool = False,
     ) -> None:
         """``add`` for each (bucket, value[, at]) in turn, with the same evictions, in one loop;
-        ``in_order``: the caller knows ``ats`` all there and in order (not read again)."""
+        ``in_order``: the caller knows ``ats`` all there and in order (not read again). A window
+        whose histograms wait (``strata``) takes even a short part without them; an aged one
+        keeps a part in time order aside, as its columns (``_defer``): the columns are not
+        copied, so the caller must not change them afterwards."""
         items, size, max_age = self._items, self._size, self._max_age
         self.added += len(buckets)
         aged = max_age is not None and bool(ats)
-        if aged and len(buckets) >= _BULK:
+        if aged and (len(buckets) >= _BULK or self._stale):
             self._ordered = self._in_order_after(ats, in_order)
-            self._extend_aged(buckets, values, ats)
-            return
-        if max_age is None and len(buckets) >= size > 0:  # all that stays is new: build it afresh
-            keep = len(buckets) - size
-            buckets, values, ats = buckets[keep:], values[keep:], ats[keep:] if ats else ()
-            items.clear()
-            if ats:
-                items.extend(zip(ats, buckets, values, strict=True))
+            if self._ordered and self.n <= size:
+                self._defer(buckets, values, cast(Sequence[float], ats))
             else:
-                items.extend(zip(repeat(None), buckets, values, strict=False))
+                self._flush()
+                self._extend_aged(buckets, values, ats)
+            return
+        if max_age is None and buckets and size > 0 and (self._stale or len(buckets) >= size):
             self._ordered = self._in_order_after(ats, in_order)
-            self.n, self._stale = size, True  # counted when read
+            self._defer(buckets, values, ats)  # no histogram to keep up: counted when read
             return
         strata, n, floor = self.strata, self.n, self._floor
         if buckets:
@@ -288,6 +318,65 @@ class Sliding(Hists):
             into[value] = into.get(value, 0) + 1
             n += 1
         self.n = n
+
+    def _defer(self, buckets: Sequence[int], values: Sequence[int], ats: Sequence[float | None]) -> None:
+        """``extend`` keeping the part aside, as its columns (no entry made per interval:
+        backfill hands a run's windows thousands of parts, and most of their intervals leave
+        again before the window is read). Where the window then starts is found as
+        ``_kept_from`` finds it for an aged window (times in order: from the newest alone),
+        across the held entries, the parts kept aside and this one; else by the count alone."""
+        old, n, max_age = self.n, len(buckets), self._max_age
+        drop = old + n - self._size
+        if max_age is not None:
+            timed = cast(Sequence[float], ats)
+            oldest = timed[-1] - max_age
+            if old and self._newest() >= oldest:
+                by_age = self._older(oldest)
+            else:
+                by_age = old + bisect_left(timed, oldest)
+            drop = max(drop, min(by_age, old + n - self._floor))
+        self._chunks.append(_Chunk(ats or None, buckets, values))
+        drop = max(0, drop)
+        self._drop(drop)
+        self.n, self._stale = old + n - drop, True
+
+    def _newest(self) -> float:
+        """The newest held time (held times known there and in order, at least one held)."""
+        chunks = self._chunks
+        return cast(Sequence[float], chunks[-1].ats)[-1] if chunks else self._items[-1][0] or 0.0
+
+    def _older(self, oldest: float) -> int:
+        """How many held intervals are older than ``oldest`` (held times known in order)."""
+        items, count = self._items, 0
+        if items:
+            if (items[-1][0] or 0.0) >= oldest:
+                return bisect_left(items, oldest, key=_held_time)
+            count = len(items)
+        for c in self._chunks:
+            ats = cast(Sequence[float], c.ats)
+            if ats[-1] >= oldest:
+                return count + bisect_left(ats, oldest, c.first) - c.first
+            count += len(ats) - c.first
+        return count
+
+    def _drop(self, count: int) -> None:
+        """The ``count`` oldest held intervals leave (entries at C speed, then parts kept aside)."""
+        items = self._items
+        gone = min(count, len(items))
+        if gone == len(items):
+            items.clear()
+        elif gone:
+            deque(starmap(items.popleft, repeat((), gone)), maxlen=0)
+        count -= gone
+        chunks = self._chunks
+        while count:
+            c = chunks[0]
+            left = len(c.buckets) - c.first
+            if count < left:
+                c.first += count
+                break
+            chunks.popleft()
+            count -= left
 
     def _extend_aged(
         self, buckets: Sequence[int], values: Sequence[int], ats: Sequence[float | None]
@@ -347,14 +436,14 @@ class Sliding(Hists):
         (``known``: ``ats`` are all there and in order)."""
         if not self._ordered or not ats or (not known and None in ats):
             return False
-        items = self._items
         timed = cast(Sequence[float], ats)
-        return (not items or (items[-1][0] or 0.0) <= timed[0]) and (
+        return (not self.n or self._newest() <= timed[0]) and (
             known or all(map(le, timed, islice(timed, 1, None)))
         )
 
     def entries(self) -> list[tuple[float | None, int, int]]:
         """(time, bucket, value) oldest first: the order decides what is evicted next."""
+        self._flush()
         return list(self._items)
 
     @classmethod
@@ -373,6 +462,18 @@ class Sliding(Hists):
             Hists.add(window, bucket, value)
         window._ordered = False  # not known until a long batch reads them
         return window
+
+
+class _Chunk:
+    """A part's columns kept aside by ``Sliding._defer``, held from index ``first`` on
+    (``ats`` None: no times)."""
+
+    __slots__ = ("ats", "buckets", "first", "values")
+
+    def __init__(
+        self, ats: Sequence[float | None] | None, buckets: Sequence[int], values: Sequence[int]
+    ) -> None:
+        self.ats, self.buckets, self.values, self.first = ats, buckets, values, 0
 
 
 class Head(Hists):
