@@ -2,14 +2,17 @@
 
 Sorting a chunk's lines for the bulk path (``bulk.sort_lines``: which are Decode and
 Prefill lines, each Decode line's prefix, and whether any line needs the per-line parser)
-is about a third of reading a log in bulk, and it needs the text alone. So where a second
-core is free (``children.forkable``), a child forked when a large file is opened reads the
-same file with the same chunking and sorts each chunk while this process does the rest;
-what it found comes through a pipe as a flag per line and the prefixes joined.
+and reading its Decode rows with the learned layout's regex are about a third of reading a
+log in bulk, and they need the text alone. So where a second core is free
+(``children.forkable``), a child forked when the local files are opened reads the same
+files with the same chunking and does that for each chunk while this process does the
+rest; what it found comes through a pipe: a flag per line, the prefixes and each row
+group's column joined by newlines, and whether the Prefill lines are valid.
 
 A chunk's answer is used only if it fits that chunk (its first line number, line count,
-size, and first and last lines): a file that changes between the two reads, or a child
-that fails or dies, costs the sorting here, never a different result.
+size, and first and last lines), and rows only if read with this process's own regex: a
+file that changes between the two reads, or a child that fails or dies, costs the work
+here, never a different result. ``ACCEPTMON_SCOUT=0`` turns the scout off.
 """
 
 from __future__ import annotations
