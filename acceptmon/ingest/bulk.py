@@ -494,8 +494,8 @@ def _decode_rows(
 def _prefill_valid(parser: LineParser, prefill: list[str], found: Sorted | None) -> bool:
     """``bulk_prefill`` of the Prefill lines, or a scout's answer with the same regex."""
     if found is not None and found.prefill_valid is not None:
-        pattern, valid = found.prefill_valid
-        if pattern == parser.bulk_patterns()[1]:
+        valid = parser.prefill_given(found.prefill_valid)
+        if valid is not None:
             return valid
     return parser.bulk_prefill("\n".join(prefill), len(prefill))
 

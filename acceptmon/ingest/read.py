@@ -106,10 +106,8 @@ def feed_file(
     try:
         with (opener or open_local)(path) as stream:
             for chunk, overlong in read_chunks(name, stream, path):
-                ahead = pipeline.presorted = scout.next() if scout is not None else None
+                pipeline.presorted = scout.next() if scout is not None else None
                 pipeline.feed(chunk)
-                if ahead is not None and scout is not None:
-                    scout.used += ahead.used
                 if overlong:
                     pipeline.count_overlong(name, overlong)
     except BrokenPipeError:  # our output's reader left (`| head`): not a problem of the input

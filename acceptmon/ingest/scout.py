@@ -98,8 +98,6 @@ class Scout:
         #: Whether the file being read is the scout's ``paths[_file]`` (else it was not given it).
         self._given = False
         self._ahead: Message | None = None
-        #: Chunks whose answer was used (``Presorted.used``), for tests and benchmarks.
-        self.used = 0
 
     def file(self, path: str) -> None:
         """The next file read is ``path``: the scout's answers for it come next (those left

@@ -275,6 +275,11 @@ class PrefillShapes:
         """The regex ``bulk`` validates with (None: none learned yet)."""
         return self._shapes[0][1].pattern if self._shapes else None
 
+    def given(self, found: tuple[str, bool]) -> bool | None:
+        """``bulk``'s answer found elsewhere (a scout) with a regex, when that is this
+        layout's (None: it is not, so it says nothing here)."""
+        return found[1] if self._shapes and self._shapes[0][1].pattern == found[0] else None
+
     def bulk(self, block: str, n: int) -> bool:
         """Whether all ``n`` newline-joined Prefill lines are valid in the first layout."""
         return bool(self._shapes) and len(self._shapes[0][1].findall(block)) == n

@@ -320,6 +320,10 @@ class LineParser:
         """``bulk_decode``'s answer from rows a scout read with a regex, if it is the learned one."""
         return self._shapes.given(found, n)
 
+    def prefill_given(self, found: tuple[str, bool]) -> bool | None:
+        """``bulk_prefill``'s answer a scout found with a regex, if it is the learned one."""
+        return self._prefill_shapes.given(found)
+
     def bulk_patterns(self) -> tuple[str | None, str | None]:
         """The regexes of ``bulk_decode`` and ``bulk_prefill`` (None: no layout learned yet)."""
         return self._shapes.bulk_pattern, self._prefill_shapes.bulk_pattern
