@@ -224,6 +224,9 @@ class SSHSource:
         with self._lock:
             self._followers[path] = f
             del self._restored[path]
+            # Its part now, not at the next ``_sync``: lines read before then could be
+            # handed out and committed while a checkpoint held the path in neither place.
+            self._parts = {**self._parts, path: f.parts()}
         return f
 
     def _hand_over(self, got: list[Emitted]) -> None:
