@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.bytecode import compile_acceptmon
 from bench.gen_log import generate
 from bench.live_latency import free_port, metric
 from bench.parse_throughput import MTAIL_PROGRAM, timed
@@ -67,6 +68,7 @@ def main() -> int:
     ap.add_argument("--log", help="use (or write) the log here")
     ap.add_argument("--timeout", type=float, default=600)
     args = ap.parse_args()
+    compile_acceptmon()
     print("$", shlex.join([sys.executable, *sys.argv]))
     work = Path(tempfile.mkdtemp(prefix="acceptmon-bench-"))
     try:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.bytecode import compile_acceptmon
 from bench.gen_log import generate
 
 #: The issue's bound on each command's time / oneshot's.
@@ -67,6 +68,7 @@ def main() -> int:
         " ratio: a shared VM's load swings by ±15%% between runs",
     )
     args = ap.parse_args()
+    compile_acceptmon()
     with tempfile.TemporaryDirectory() as tmp:
         log = args.log or str(Path(tmp) / "bench.log")
         if not args.log:

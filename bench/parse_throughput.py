@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.bytecode import compile_acceptmon
 from bench.gen_log import generate
 
 MTAIL_PROGRAM = r"""
@@ -82,6 +83,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--keep", help="write the generated log here and keep it")
     args = ap.parse_args()
+    compile_acceptmon()
     work = Path(tempfile.mkdtemp(prefix="acceptmon-bench-"))
     log = Path(args.keep) if args.keep else work / "big.log"
     size = generate(str(log), args.lines) if not log.exists() else log.stat().st_size

@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.bytecode import compile_acceptmon
 from bench.gen_log import generate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +44,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--old", type=Path, help="an older acceptmon checkout whose report to time too")
     args = ap.parse_args()
+    compile_acceptmon()
     with tempfile.TemporaryDirectory() as tmp:
         log = str(Path(tmp) / "big.log")
         generate(log, args.lines)

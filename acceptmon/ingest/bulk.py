@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from itertools import compress, repeat
-from operator import contains, getitem, itemgetter, not_
+from operator import contains, getitem, not_
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from acceptmon.metrics.store import accept_len_range
@@ -31,7 +31,7 @@ from acceptmon.model import Chunk, DecodeSample, PrefillSample
 from acceptmon.parse.line import ENTRY
 from acceptmon.parse.markers import EVENT_MARKERS, EVENTS, REQUEST, REQUEST_MARKERS
 from acceptmon.parse.sglang import DECODE, PREFILL, WINDOW
-from acceptmon.runs.batch import DecodeBatch, floats
+from acceptmon.runs.batch import Cells, DecodeBatch, floats
 
 #: Every digit as ``0``: lines that differ only in numbers become one (``_holds``).
 _FOLD = str.maketrans("123456789", "000000000")
@@ -140,8 +140,9 @@ class Sorted(NamedTuple):
     decoded: list[str]
     prefill: list[str]
     prefixes: list[str]
-    #: The Decode lines' rows as a scout read them, and the regex it read them with.
-    rows: tuple[str, list[tuple[str, ...]]] | None = None
+    #: The Decode lines' values as a scout read them, by column (each group's), and the regex
+    #: it read them with.
+    rows: tuple[str, list[list[str]]] | None = None
     #: Whether a scout found the Prefill lines valid, and the regex it checked them with.
     prefill_valid: tuple[str, bool] | None = None
 
@@ -155,13 +156,14 @@ class Sorted(NamedTuple):
     ) -> Sorted:
         """The lines sorted by the flags a scout sent (Decode flags, Prefill flags of the
         other lines, prefixes joined by newlines: no prefix holds one), with the rows it read
-        (each group's column joined by newlines: no group holds one)."""
+        (each group's column joined by newlines: no group holds one), kept as columns: the
+        batch reads its values column by column, so rows would be zipped only to be unzipped."""
         decode, prefill_marks, prefixes = flags
         decoded = list(compress(lines, decode))
         prefill = list(compress(compress(lines, map(not_, decode)), prefill_marks))
         read = None
         if rows is not None and decoded:
-            read = rows[0], list(zip(*(column.split("\n") for column in rows[1]), strict=True))
+            read = rows[0], [column.split("\n") for column in rows[1]]
         return cls(
             decode,
             prefill_marks,
@@ -394,11 +396,11 @@ def _one(pipeline: Pipeline, parser: LineParser, text: str, lineno: int) -> None
         pipeline.contained(parser.source, lineno, exc)
 
 
-def _lens(rows: list[tuple[str, ...]], col: int | None) -> tuple[list[str], list[float]] | None:
+def _lens(cells: Cells, col: int | None) -> tuple[list[str], list[float]] | None:
     """The accept lengths' text and values (the batch keeps both: its histogram counts text)."""
     if col is None:
         return None
-    text = list(map(itemgetter(col - 1), rows))
+    text = cells.column(col - 1)
     return text, floats(text)
 
 
@@ -480,15 +482,16 @@ def _stretch(
 
 def _decode_rows(
     parser: LineParser, decode: list[str], found: Sorted | None
-) -> tuple[list[tuple[str, ...]], BulkLayout] | None:
-    """``bulk_decode`` of the Decode lines: the rows a scout read, where it read them with
-    the learned layout's own regex (the same regex over the same text: the same rows)."""
+) -> tuple[Cells, BulkLayout] | None:
+    """``bulk_decode`` of the Decode lines: the values a scout read (by column), where it read
+    them with the learned layout's own regex (the same regex over the same text: the same rows)."""
     if found is not None and found.rows is not None:
         given = parser.bulk_given(found.rows, len(decode))
         if given is not None:
-            return given
+            return Cells.of_columns(given[0]), given[1]
     block = "\n".join(decode)
-    return parser.bulk_decode(block, len(decode)) if _clean(block) else None
+    got = parser.bulk_decode(block, len(decode)) if _clean(block) else None
+    return None if got is None else (Cells.of_rows(got[0]), got[1])
 
 
 def _prefill_valid(parser: LineParser, prefill: list[str], found: Sorted | None) -> bool:

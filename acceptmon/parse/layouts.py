@@ -204,14 +204,19 @@ class DecodeShapes:
         same pattern elsewhere (a scout) are this layout's rows."""
         return self._bulk[0].pattern if self._bulk is not None else None
 
-    def given(
-        self, found: tuple[str, list[tuple[str, ...]]], n: int
-    ) -> tuple[list[tuple[str, ...]], BulkLayout] | None:
-        """``bulk``'s answer from rows of ``n`` lines read elsewhere (a scout) with a regex:
-        when that is this layout's (the same regex over the same text gives the same rows)."""
-        if self._bulk is None or self._bulk[0].pattern != found[0] or len(found[1]) != n:
+    def given(self, found: tuple[str, list[list[str]]], n: int) -> tuple[list[list[str]], BulkLayout] | None:
+        """``bulk``'s answer, by column (each group's values), for ``n`` lines read elsewhere
+        (a scout) with a regex: when that is this layout's (the same regex over the same text
+        gives the same rows)."""
+        columns = found[1]
+        if (
+            self._bulk is None
+            or self._bulk[0].pattern != found[0]
+            or not columns
+            or any(len(column) != n for column in columns)
+        ):
             return None
-        return found[1], self._bulk[1]
+        return columns, self._bulk[1]
 
     def learn(self, body: str) -> None:
         shape = compile_shape(body)

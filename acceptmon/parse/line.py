@@ -315,9 +315,10 @@ class LineParser:
         return self._prefill_shapes.bulk(block, n)
 
     def bulk_given(
-        self, found: tuple[str, list[tuple[str, ...]]], n: int
-    ) -> tuple[list[tuple[str, ...]], BulkLayout] | None:
-        """``bulk_decode``'s answer from rows a scout read with a regex, if it is the learned one."""
+        self, found: tuple[str, list[list[str]]], n: int
+    ) -> tuple[list[list[str]], BulkLayout] | None:
+        """``bulk_decode``'s answer, by column, from what a scout read with a regex, if it is
+        the learned one."""
         return self._shapes.given(found, n)
 
     def prefill_given(self, found: tuple[str, bool]) -> bool | None:

@@ -59,6 +59,59 @@ _SAMPLE = 64
 USAGE_POOLS = ("full token usage", "gpu token usage")
 
 
+class Cells:
+    """The groups a layout's regex read on each Decode line of a batch: by row, as ``findall``
+    gives them, or by column, as a scout sends them (``ingest/scout.py``). A batch reads its
+    values a column at a time, so columns are kept as they come and rows are never zipped
+    from them; rows give a column by picking each row's group. Read-only, as batches are."""
+
+    __slots__ = ("_columns", "_rows", "n")
+
+    def __init__(self, rows: list[tuple[str, ...]] | None, columns: list[list[str]] | None, n: int) -> None:
+        self._rows, self._columns, self.n = rows, columns, n
+
+    @classmethod
+    def of_rows(cls, rows: list[tuple[str, ...]]) -> Cells:
+        return cls(rows, None, len(rows))
+
+    @classmethod
+    def of_columns(cls, columns: list[list[str]]) -> Cells:
+        """Columns of equal length, one per group (at least one)."""
+        return cls(None, columns, len(columns[0]))
+
+    def column(self, k: int) -> list[str]:
+        """Group ``k`` (0-based) of every line (the cells' own list where they are columns)."""
+        columns = self._columns
+        if columns is not None:
+            return columns[k]
+        assert self._rows is not None
+        return list(map(itemgetter(k), self._rows))
+
+    def picked(self, k: int, picked: list[bool]) -> list[str]:
+        """Group ``k`` of the lines ``picked`` flags."""
+        columns = self._columns
+        if columns is not None:
+            return list(compress(columns[k], picked))
+        assert self._rows is not None
+        return list(map(itemgetter(k), compress(self._rows, picked)))
+
+    def cell(self, i: int, k: int) -> str:
+        """Group ``k`` of line ``i``."""
+        columns = self._columns
+        if columns is not None:
+            return columns[k][i]
+        assert self._rows is not None
+        return self._rows[i][k]
+
+    def part(self, i: int, j: int) -> Cells:
+        """Lines ``[i, j)``."""
+        columns = self._columns
+        if columns is not None:
+            return Cells(None, [column[i:j] for column in columns], max(0, min(j, self.n) - i))
+        assert self._rows is not None
+        return Cells.of_rows(self._rows[i:j])
+
+
 class DecodeBatch:
     """``n`` Decode lines (and the Prefill/noise lines between them) of one source's current run.
 
@@ -107,7 +160,7 @@ class DecodeBatch:
         lines: tuple[str, ...],
         lineno: int,
         decode: list[str],
-        rows: list[tuple[str, ...]],
+        rows: Cells,
         layout: BulkLayout,
         stamps: Callable[[list[str]], dict[str, Stamp]],
         epochs: Callable[[list[str]], list[float | None]],
@@ -125,7 +178,7 @@ class DecodeBatch:
         no search of their own); ``len_text``: the accept lengths as printed, where ``lens``
         were converted from them."""
         self.source, self.spec = source, spec
-        self.lines, self.lineno, self.n = lines, lineno, len(rows)
+        self.lines, self.lineno, self.n = lines, lineno, rows.n
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
         self._stamps, self._epochs, self._ranks, self._parse = stamps, epochs, ranks, parse
         # Columns, each built on first use (None: not yet; ``_lens`` stays None when the layout
@@ -153,7 +206,7 @@ class DecodeBatch:
     def _col(self, slot: int) -> list[str] | None:
         i = self._order[slot]
         if i is not None:  # a column at a time: a batch reads few of them whole
-            return list(map(itemgetter(i - 1), self._rows))
+            return self._rows.column(i - 1)
         j = self._layout.full_order[slot]
         return None if j is None else list(map(itemgetter(j - 1), self._full_rows()))
 
@@ -161,7 +214,7 @@ class DecodeBatch:
         """Group ``slot`` (one every layout has) of the lines ``picked`` flags, read off those alone."""
         i = self._order[slot]
         if i is not None:
-            return list(map(itemgetter(i - 1), compress(self._rows, picked)))
+            return self._rows.picked(i - 1, picked)
         j = self._layout.full_order[slot]
         assert j is not None
         return list(map(itemgetter(j - 1), compress(self._full_rows(), picked)))
@@ -206,7 +259,7 @@ class DecodeBatch:
         """Line ``i``'s group ``slot``, unconverted (a group the layout has)."""
         j = self._order[slot]
         if j is not None:
-            return self._rows[i][j - 1]
+            return self._rows.cell(i, j - 1)
         k = self._layout.full_order[slot]
         assert k is not None
         return self._full(i)[k - 1]
@@ -446,7 +499,7 @@ class DecodeBatch:
             self.lines[start:end],
             self.lineno + start,
             self._decode[i:j],
-            self._rows[i:j],
+            self._rows.part(i, j),
             self._layout,
             self._stamps,
             self._epochs,

@@ -5,8 +5,11 @@ and ran only after every log was read: a third of backfill's extra time on a day
 History is written in parts instead (``parts.Parts``), and each finished part is turned into
 blocks by one promtool child at a time while the logs are read on: the reading takes one
 core, promtool the machine's next one (``GOMAXPROCS=1`` while the reading goes on, so that
-it does not take the reader's too; after it, all it can). Not niced: on a busy machine that
-would only leave its work to the end. The first failure is kept, and no promtool starts
+it does not take the reader's too; after it, all it can). Niced while the logs are read:
+the reading's scout (``ingest/scout.py``) takes that next core too, and promtool beside both
+slowed the reading; niced, it takes what they leave (on a machine busy with other work, more
+of it waits for the end: measured on the bench log, backfill took 1.4% less time, 5 rounds
+of 6). The first failure is kept, and no promtool starts
 after it; ``stop`` kills the one running (an error or Ctrl-C leaves no child behind).
 """
 
@@ -18,11 +21,14 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from acceptmon.text.printable import printable
 
+#: promtool's niceness while the logs are read: the cores go to the reading and its scout
+#: first, and the parts wait (the last one, after the reading, runs at full priority).
+_NICE = 10
 #: The longest TSDB block written (promtool's default is 2 h; it rounds this down to 18 h).
 BLOCK = "24h"
 
@@ -126,6 +132,9 @@ class Blocks:
                     )
                 except OSError as exc:
                     return f"cannot run promtool: {exc.strerror or exc}"
+                if reading:  # the reading (and its scout) first: promtool takes what they leave
+                    with suppress(OSError):
+                        os.setpriority(os.PRIO_PROCESS, child.pid, _NICE)
             status = child.wait()
             with self._lock:
                 self._child = None

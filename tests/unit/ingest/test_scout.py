@@ -57,8 +57,8 @@ class Spy:
             return found
 
         def spied_given(
-            parser: LineParser, found: tuple[str, list[tuple[str, ...]]], n: int
-        ) -> tuple[list[tuple[str, ...]], object] | None:
+            parser: LineParser, found: tuple[str, list[list[str]]], n: int
+        ) -> tuple[list[list[str]], object] | None:
             got = given(parser, found, n)
             self.rows += got is not None
             return got

@@ -21,7 +21,7 @@ import pytest
 
 from acceptmon import cli
 from acceptmon.apps import backfill
-from acceptmon.apps.backfill import openmetrics, parts
+from acceptmon.apps.backfill import blocks, openmetrics, parts
 from acceptmon.apps.backfill.blocks import Blocks
 from tests.support.wait import wait_for
 
@@ -207,3 +207,25 @@ def test_stop_ends_the_running_promtool(tmp_path: Path) -> None:
     assert _gone(int(pid_file.read_text()))
     assert _calls(tmp_path) == ["acceptmon-0001.om"]  # the second part never started
     assert shown[:2] == [(0, 1), (0, 2)]
+
+
+def test_promtool_is_niced_while_the_logs_are_read_and_not_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reading and its scout keep the cores: a part's promtool started while the logs
+    are read is niced (``_NICE``); the last one's, after the reading, is not."""
+    pids = tmp_path / "pids"
+    tool = _promtool(tmp_path, f"echo $$ >> {pids}")
+    part = tmp_path / "acceptmon-0001.om"
+    part.write_text("# EOF\n")
+    niced: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(os, "setpriority", lambda which, who, prio: niced.append((which, who, prio)))
+    maker = Blocks(str(tool), tmp_path / "blocks")
+    maker.add(part)
+    wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 1, 30, "the first promtool")
+    maker.reading = False  # as ``Parts.finish`` says before the last part
+    maker.add(part)
+    assert maker.finish() is None
+    first, last = map(int, pids.read_text().split())
+    assert niced == [(os.PRIO_PROCESS, first, blocks._NICE)]
+    assert last not in [who for _, who, _ in niced]
