@@ -125,14 +125,19 @@ class Pipeline:
         #: sets it for each chunk of a file read with one), or None.
         self.presorted: Presorted | None = None
 
+    def zone(self, source: str) -> tzinfo:
+        """The zone ``source``'s naive log times are in."""
+        return self._zone(source) if self._zone else UTC
+
     def _parser(self, chunk: Chunk) -> LineParser:
         source = chunk.source
         # Where the lines came from is all a year hint reads: their text need not outlive the feed.
         self._latest[source] = Chunk(source, (), chunk.lineno, chunk.end, chunk.path)
         parser = self._parsers.get(source)
         if parser is None:
-            zone = self._zone(source) if self._zone else UTC
-            parser = self._parsers[source] = LineParser(source, self._hint(source), zone, self._year)
+            parser = self._parsers[source] = LineParser(
+                source, self._hint(source), self.zone(source), self._year
+            )
         parser.at_chunk(chunk.times, chunk.lineno)
         return parser
 

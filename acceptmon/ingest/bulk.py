@@ -21,10 +21,12 @@ the per-line parser's request state (see parse/line.py).
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterator, Sequence
+from datetime import timezone
 from itertools import compress, repeat
 from operator import contains, getitem, not_
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 from acceptmon.metrics.store import accept_len_range
 from acceptmon.model import Chunk, DecodeSample, PrefillSample
@@ -145,6 +147,9 @@ class Sorted(NamedTuple):
     rows: tuple[str, list[list[str]]] | None = None
     #: Whether a scout found the Prefill lines valid, and the regex it checked them with.
     prefill_valid: tuple[str, bool] | None = None
+    #: The Decode lines' times as a scout read them (epoch seconds), and the zone offset it
+    #: read them in.
+    epochs: tuple[timezone, list[float]] | None = None
 
     @classmethod
     def of(
@@ -153,17 +158,24 @@ class Sorted(NamedTuple):
         flags: tuple[bytes, bytes, str],
         rows: tuple[str, tuple[str, ...]] | None,
         prefill_valid: tuple[str, bool] | None,
+        epochs: tuple[timezone, bytes] | None = None,
     ) -> Sorted:
         """The lines sorted by the flags a scout sent (Decode flags, Prefill flags of the
         other lines, prefixes joined by newlines: no prefix holds one), with the rows it read
         (each group's column joined by newlines: no group holds one), kept as columns: the
-        batch reads its values column by column, so rows would be zipped only to be unzipped."""
+        batch reads its values column by column, so rows would be zipped only to be unzipped;
+        and the times it read (``array('d')`` bytes)."""
         decode, prefill_marks, prefixes = flags
         decoded = list(compress(lines, decode))
         prefill = list(compress(compress(lines, map(not_, decode)), prefill_marks))
         read = None
         if rows is not None and decoded:
             read = rows[0], [column.split("\n") for column in rows[1]]
+        times = None
+        if epochs is not None and decoded:
+            column = array("d")
+            column.frombytes(epochs[1])
+            times = epochs[0], column.tolist()
         return cls(
             decode,
             prefill_marks,
@@ -172,6 +184,7 @@ class Sorted(NamedTuple):
             prefixes.split("\n") if decoded else [],
             read,
             prefill_valid,
+            times,
         )
 
 
@@ -469,6 +482,7 @@ def _stretch(
                 prefixes,
                 marks,
                 lens[0] if lens else None,
+                _epochs(parser, found, len(decode)),
             )
         )
     elif pipeline.wants_prefill and prefill:
@@ -492,6 +506,17 @@ def _decode_rows(
     block = "\n".join(decode)
     got = parser.bulk_decode(block, len(decode)) if _clean(block) else None
     return None if got is None else (Cells.of_rows(got[0]), got[1])
+
+
+def _epochs(parser: LineParser, found: Sorted | None, n: int) -> list[float | None] | None:
+    """The Decode lines' times a scout read, where it read them in this source's one offset
+    (the same prefixes in the same offset: the same times, ``PrefixCache.epochs``)."""
+    if found is None or found.epochs is None:
+        return None
+    fixed, epochs = found.epochs
+    if len(epochs) != n or fixed != parser.fixed_zone():
+        return None
+    return cast(list[float | None], epochs)
 
 
 def _prefill_valid(parser: LineParser, prefill: list[str], found: Sorted | None) -> bool:

@@ -7,7 +7,8 @@ log in bulk, and they need the text alone. So where a second core is free
 (``children.forkable``), a child forked when the local files are opened reads the same
 files with the same chunking and does that for each chunk while this process does the
 rest; what it found comes through a pipe: a flag per line, the prefixes and each row
-group's column joined by newlines, and whether the Prefill lines are valid.
+group's column joined by newlines, whether the Prefill lines are valid, and (in a zone of
+one offset) the Decode lines' times.
 
 A chunk's answer is used only if it fits that chunk (its first line number, line count,
 size, and first and last lines), and rows only if read with this process's own regex: a
@@ -21,16 +22,19 @@ import os
 import pickle
 import signal
 import stat
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from datetime import UTC
+from datetime import UTC, timezone, tzinfo
 from functools import partial
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from acceptmon.children import PIPES, fork_writing
 from acceptmon.ingest.bulk import Sorted, presort, sort_lines
+from acceptmon.log_time import LocalTime
 from acceptmon.model import Chunk, DecodeSample, PrefillSample
 from acceptmon.parse.line import LineParser
+from acceptmon.parse.prefix import PrefixCache
 from acceptmon.parse.sglang import DECODE, PREFILL
 from acceptmon.sources.chunks import read_chunks
 from acceptmon.sources.rotation import READ_ERRORS, open_local
@@ -50,9 +54,12 @@ _LEARN_LINES = 256
 Flags = tuple[bytes, bytes, str]
 #: The regex the Decode rows were read with, and each group's column joined.
 Rows = tuple[str, tuple[str, ...]]
+#: The Decode lines' times as epoch seconds (``array('d')`` bytes), and the zone offset they
+#: were read in: sent where the file's zone has one offset (a time is then its prefix's alone).
+Epochs = tuple[timezone, bytes]
 #: What the scout finds in a chunk: (flags, rows, (Prefill regex, whether the Prefill lines
-#: are valid)), or None when the chunk is no one bulk stretch.
-Found = tuple[Flags, Rows | None, tuple[str, bool] | None] | None
+#: are valid), the Decode lines' times), or None when the chunk is no one bulk stretch.
+Found = tuple[Flags, Rows | None, tuple[str, bool] | None, Epochs | None] | None
 #: What the scout sends per chunk: its file (its place in the scout's paths), its first line
 #: number, line count, size, first and last lines, and what it found.
 Message = tuple[int, int, int, int, str, str, Found]
@@ -90,6 +97,7 @@ class Scout:
     end of its pipe. Each file's answers come tagged with its place in ``paths``."""
 
     def __init__(self, pid: int, reader: int, paths: list[str]) -> None:
+        """``paths``: the files the scout reads, in order."""
         self._pid: int | None = pid
         self._reader: int | None = reader
         self._source = os.fdopen(reader, "rb")
@@ -143,36 +151,36 @@ class Scout:
             os.waitpid(pid, 0)
 
 
-def _regular(paths: list[str]) -> tuple[list[str], int]:
-    """The paths that name regular files, and their size together. Only those can be read
+def _regular(files: list[tuple[str, tzinfo]]) -> tuple[list[tuple[str, tzinfo]], int]:
+    """The files that are regular files, and their size together. Only those can be read
     twice: a FIFO or a device gives each byte to one reader (the reading reports the rest)."""
     found, size = [], 0
-    for path in paths:
+    for path, zone in files:
         with suppress(OSError):
             st = os.stat(path)
             if stat.S_ISREG(st.st_mode):
-                found.append(path)
+                found.append((path, zone))
                 size += st.st_size
     return found, size
 
 
-def start(paths: list[str]) -> Scout | None:
-    """A scout reading the local ``paths`` (compressed or not; regular files only) in order,
-    or None where one is not worth it (small files, ``ACCEPTMON_SCOUT=0``) or cannot be
-    forked safely."""
+def start(files: list[tuple[str, tzinfo]]) -> Scout | None:
+    """A scout reading the local files (each path with the zone its naive times are in;
+    compressed or not; regular files only) in order, or None where one is not worth it
+    (small files, ``ACCEPTMON_SCOUT=0``) or cannot be forked safely."""
     if os.environ.get(_SWITCH) == "0":
         return None
-    paths, size = _regular(paths)
-    if not paths or size < MIN_BYTES:
+    files, size = _regular(files)
+    if not files or size < MIN_BYTES:
         return None
-    child = fork_writing(partial(_scan, paths))
-    return None if child is None else Scout(*child, paths)
+    child = fork_writing(partial(_scan, files))
+    return None if child is None else Scout(*child, [path for path, _ in files])
 
 
 @contextmanager
-def scouting(paths: list[str]) -> Iterator[Scout | None]:
+def scouting(files: list[tuple[str, tzinfo]]) -> Iterator[Scout | None]:
     """``start``, the scout stopped at the end of the block (however it ends)."""
-    scout = start(paths)
+    scout = start(files)
     try:
         yield scout
     finally:
@@ -180,7 +188,7 @@ def scouting(paths: list[str]) -> Iterator[Scout | None]:
             scout.close()
 
 
-def _scan(paths: list[str], writer: int) -> NoReturn:
+def _scan(files: list[tuple[str, tzinfo]], writer: int) -> NoReturn:
     """In the child: each chunk of each file, read as ``ingest.read`` reads it, sorted and
     sent; then exit (a failure is an exit status of 1, and the parent sorts the rest). A
     file that cannot be read is passed over: the reading process reports it."""
@@ -194,10 +202,11 @@ def _scan(paths: list[str], writer: int) -> NoReturn:
             pass  # the default room: the scout is then less far ahead
         learner = _Learner()
         with os.fdopen(writer, "wb") as sink:
-            for file, path in enumerate(paths):
+            for file, (path, zone) in enumerate(files):
+                times = _Times(zone)
                 with suppress(*READ_ERRORS), open_local(path) as stream:
                     for chunk, _overlong in read_chunks("", stream, path):
-                        message = (file, *learner.message(chunk))
+                        message = (file, *learner.message(chunk, times))
                         sink.write(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
                         sink.flush()
         code = 0
@@ -214,7 +223,7 @@ class _Learner:
         self._parser = LineParser("", lambda: None, UTC, None)
         self._tries = _LEARN_LINES
 
-    def message(self, chunk: Chunk) -> tuple[int, int, int, str, str, Found]:
+    def message(self, chunk: Chunk, times: _Times) -> tuple[int, int, int, str, str, Found]:
         lines = chunk.lines
         block, found = presort(chunk)
         first, last = (lines[0], lines[-1]) if lines else ("", "")
@@ -222,13 +231,15 @@ class _Learner:
             return chunk.lineno, len(lines), len(block), first, last, None
         self._learn(chunk)
         flags = bytes(found.decode), bytes(found.prefill_marks), "\n".join(found.prefixes)
+        rows = self._rows(found)
+        epochs = times.epochs(found.prefixes) if rows is not None else None
         return (
             chunk.lineno,
             len(lines),
             len(block),
             first,
             last,
-            (flags, self._rows(found), self._prefill(found)),
+            (flags, rows, self._prefill(found), epochs),
         )
 
     def _learn(self, chunk: Chunk) -> None:
@@ -256,3 +267,22 @@ class _Learner:
         if pattern is None or not found.prefill:
             return None
         return pattern, self._parser.bulk_prefill("\n".join(found.prefill), len(found.prefill))
+
+
+class _Times:
+    """The Decode lines' times of one file, read as the reading process reads them
+    (``PrefixCache.epochs``), where the file's zone has one offset: a time is then its
+    prefix's alone. In a zone with offset changes, a time depends on the times before it
+    (the fold rule), so the reading process reads them itself."""
+
+    def __init__(self, zone: tzinfo) -> None:
+        self._prefixes = PrefixCache(LocalTime(zone))
+
+    def epochs(self, prefixes: list[str]) -> Epochs | None:
+        fixed = self._prefixes.fixed
+        if fixed is None or not prefixes:
+            return None
+        epochs = self._prefixes.epochs(prefixes)
+        if None in epochs:  # a prefix with no time: the reading process reads them all
+            return None
+        return fixed, array("d", cast(list[float], epochs)).tobytes()

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timezone, tzinfo
 from typing import Any
 
 from acceptmon.log_time import LocalTime
@@ -328,6 +328,10 @@ class LineParser:
     def bulk_patterns(self) -> tuple[str | None, str | None]:
         """The regexes of ``bulk_decode`` and ``bulk_prefill`` (None: no layout learned yet)."""
         return self._shapes.bulk_pattern, self._prefill_shapes.bulk_pattern
+
+    def fixed_zone(self) -> timezone | None:
+        """The source's zone as its one offset, where it never changes (``PrefixCache.fixed``)."""
+        return self._prefixes.fixed
 
     def prefix_epochs(self, prefixes: list[str]) -> list[float | None]:
         """The epoch of each prefix, in order (cache hits without a call each)."""

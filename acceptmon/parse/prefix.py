@@ -163,6 +163,12 @@ class PrefixCache:
         #: plain prefix with its seconds cut out → (its time at second 0, microseconds then, ranks)
         self._minutes: dict[str, tuple[datetime, int, Ranks]] = {}
 
+    @property
+    def fixed(self) -> timezone | None:
+        """The zone's one offset where it never changes (then a prefix's time is its alone,
+        whatever was parsed before it), else None."""
+        return self._fixed
+
     def _room(self) -> None:
         if len(self._epochs) >= _CACHED:
             self._cache.clear()

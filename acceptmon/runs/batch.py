@@ -170,13 +170,15 @@ class DecodeBatch:
         prefixes: list[str] | None = None,
         marks: tuple[Sequence[int], Sequence[int]] | None = None,
         len_text: list[str] | None = None,
+        epochs_read: list[float | None] | None = None,
     ) -> None:
         """``lens``: the accept lengths already converted (the bulk path checks their range);
         ``prefixes``: each Decode line up to its marker, where the bulk path has them;
         ``marks``: which lines hold a Decode marker, and which of the others a Prefill marker,
         where the bulk path has searched them (``offsets`` and ``prefill_offsets`` then need
         no search of their own); ``len_text``: the accept lengths as printed, where ``lens``
-        were converted from them."""
+        were converted from them; ``epochs_read``: the lines' times as ``epochs`` gives them,
+        where a scout read them."""
         self.source, self.spec = source, spec
         self.lines, self.lineno, self.n = lines, lineno, rows.n
         self._decode, self._rows, self._layout, self._order = decode, rows, layout, layout.order
@@ -196,7 +198,7 @@ class DecodeBatch:
         self._prefix_col = prefixes
         self._marks = marks
         self._stamp_col: list[Stamp] | None = None
-        self._epoch_col: list[float | None] | None = None
+        self._epoch_col = epochs_read
         self._retimed = False
         self._in_order: bool | None = None
         #: A part's batch and where the part lies in it (``part``): its number columns are

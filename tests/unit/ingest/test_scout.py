@@ -14,7 +14,9 @@ import os
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, timedelta, timezone, tzinfo
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -90,12 +92,16 @@ def _plain(found: bulk.Sorted | None) -> object:
 
 
 def _outputs(
-    paths: list[Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, on: bool
+    paths: list[Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    on: bool,
+    zone: str = "UTC",
 ) -> list[tuple[int, str]]:
     monkeypatch.setenv("ACCEPTMON_SCOUT", "1" if on else "0")
     out = []
     for command in _COMMANDS:
-        code = cli.main([*command, "--timezone", "UTC", *map(str, paths)])
+        code = cli.main([*command, "--timezone", zone, *map(str, paths)])
         out.append((code, capsys.readouterr().out))
     return out
 
@@ -144,6 +150,32 @@ def test_a_busy_log_and_its_rotations_read_alike_with_the_scouts_rows(
     assert spy.rows > 100  # the Decode rows of most chunks were the scout's
 
 
+@pytest.mark.parametrize("zone", ["UTC", "Etc/Zulu", "America/New_York", "Etc/GMT-5"])
+def test_the_scouts_times_are_the_readings_own(
+    zone: str, tmp_path: Path, spy: Spy, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the zone has one offset (``prefix.fixed_offset``: UTC by any name), the Decode
+    lines' times come from the scout, read in that offset; elsewhere (offset changes make a
+    time depend on those before it) the reading process reads them itself. Either way every
+    command's output is the same."""
+    busy = _busy_log(tmp_path)
+    taken: list[bool] = []
+    epochs = bulk._epochs
+
+    def spied(parser: LineParser, found: bulk.Sorted | None, n: int) -> list[float | None] | None:
+        got = epochs(parser, found, n)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(bulk, "_epochs", spied)
+    here = _outputs([busy], capsys, monkeypatch, on=False, zone=zone)
+    assert taken and not any(taken)
+    taken.clear()
+    assert _outputs([busy], capsys, monkeypatch, on=True, zone=zone) == here
+    fixed = zone in ("UTC", "Etc/Zulu")
+    assert (sum(taken) > len(taken) * 3 // 4) if fixed else taken and not any(taken)
+
+
 def test_backfill_writes_the_same_history_with_a_scout(
     tmp_path: Path, spy: Spy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,7 +195,7 @@ def test_a_chunk_that_is_not_what_the_scout_read_is_sorted_here(tmp_path: Path) 
     path = _busy_log(tmp_path)
     with path.open("rb") as stream:
         first = next(read_chunks("busy", stream, str(path)))[0]
-    message = (0, *scout._Learner().message(first))
+    message = (0, *scout._Learner().message(first, scout._Times(UTC)))
     appended = replace(first, lines=(*first.lines[:-1], first.lines[-1] + " (appended later)"), text=None)
     for chunk in (appended, replace(first, lineno=2)):
         ahead, text = scout.Presorted(message), "\n".join(chunk.lines)
@@ -181,7 +213,7 @@ def test_a_scout_that_dies_leaves_the_reading_whole(
     here = _outputs([busy], capsys, monkeypatch, on=False)
     scan = scout._scan
 
-    def dies(paths: list[str], writer: int) -> None:
+    def dies(files: list[tuple[str, tzinfo]], writer: int) -> None:
         os.close(writer)  # nothing sent
         os._exit(1)
 
@@ -200,13 +232,13 @@ def test_a_file_the_scout_was_not_given_is_sorted_here(
     given, other, fifo = _busy_log(tmp_path), tmp_path / "other.log", tmp_path / "fifo"
     other.write_bytes(given.read_bytes())
     os.mkfifo(fifo)
-    with scout.scouting([str(given)]) as found:
+    with scout.scouting([(str(given), UTC)]) as found:
         assert found is not None
         found.file(str(other))
         assert found.next() is None
         found.file(str(given))
         assert found.next() is not None
-    with scout.scouting([str(given), str(fifo), str(other)]) as found:
+    with scout.scouting([(str(given), UTC), (str(fifo), UTC), (str(other), UTC)]) as found:
         assert found is not None
         assert found._paths == [str(given), str(other)]
         found.file(str(fifo))
@@ -220,3 +252,14 @@ def test_a_file_the_scout_was_not_given_is_sorted_here(
         assert ahead.used
         found.file(str(given))  # read before ``other``: passed already
         assert found.next() is None
+
+
+def test_times_read_in_another_offset_or_of_other_lines_are_not_taken() -> None:
+    parser = LineParser("x", None, UTC)
+    times = [1.0, 2.0]
+    found = bulk.Sorted(b"", b"", [], [], [], None, None, (UTC, times))
+    assert bulk._epochs(parser, found, 2) == times
+    assert bulk._epochs(parser, found, 3) is None  # not these lines' times
+    elsewhere = found._replace(epochs=(timezone(timedelta(hours=1)), times))
+    assert bulk._epochs(parser, elsewhere, 2) is None
+    assert bulk._epochs(LineParser("x", None, ZoneInfo("Europe/Berlin")), found, 2) is None
