@@ -25,7 +25,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from datetime import timezone
 from itertools import compress, repeat
-from operator import contains, getitem, not_
+from operator import contains, getitem, itemgetter, not_
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 from acceptmon.metrics.store import accept_len_range
@@ -223,7 +223,7 @@ def sort_lines(lines: Sequence[str], block: str) -> Sorted | None:
     is_prefill = list(map(contains, others, repeat(PREFILL)))
     prefill = list(compress(others, is_prefill))
     decoded = list(compress(lines, decode))
-    prefixes: list[str] = list(map(getitem, decoded, map(slice, map(str.rfind, decoded, repeat(DECODE)))))
+    prefixes = _prefixes(decoded)
     heads: list[str] = list(
         map(getitem, prefill, map(slice, repeat(None), map(str.find, prefill, repeat(PREFILL))))
     )
@@ -238,6 +238,15 @@ def sort_lines(lines: Sequence[str], block: str) -> Sorted | None:
     if any(m in distinct or m in headed for m in _FOLDED_EVENTS):
         return None
     return Sorted(decode, is_prefill, decoded, prefill, prefixes)
+
+
+def _prefixes(decoded: list[str]) -> list[str]:
+    """Each Decode line up to its (last) marker. A log's prefixes mostly have one width (a
+    fixed time format and rank tag): then each is cut by one slice, not a slice made per line."""
+    ends = list(map(str.rfind, decoded, repeat(DECODE)))
+    if ends and min(ends) == max(ends):
+        return list(map(itemgetter(slice(None, ends[0])), decoded))
+    return list(map(getitem, decoded, map(slice, ends)))
 
 
 def _whole(pipeline: Pipeline, chunk: Chunk, parser: LineParser, block: str) -> bool:
