@@ -5,6 +5,7 @@ Issue 22's "Must show": each of ``runs``, ``read_log``, ``oneshot --format findi
 3×. Each command runs as a fresh process between two ``oneshot`` runs and is divided by
 their mean, so drift in the (shared) machine's load hits both sides alike; wall and CPU
 time are both shown (the bound is on wall time; CPU time is steadier on a busy machine).
+acceptmon's bytecode is compiled first, as an install compiles it (``bench/bytecode.py``).
 
     .venv/bin/python bench/lookback.py [--lines 1000000] [--log PATH] [--only findings,jsonl] [--repeat 3]
 """

@@ -7,7 +7,8 @@ Decode fields. Prints each tool's median wall time over ``--repeat`` runs,
 lines/s, MB/s, CPU seconds and peak RSS, and the ratios that matter (on wall time).
 acceptmon sorts a large file's lines in a second process where a core is free
 (``ingest/scout.py``) and mtail runs several threads, so CPU time is shown beside:
-a tool's CPU above its wall time used more than one core. Timings on shared
+a tool's CPU above its wall time used more than one core. acceptmon's bytecode is
+compiled first, as an install compiles it (``bench/bytecode.py``). Timings on shared
 machines are noisy: read the ratios, not the seconds.
 """
 
