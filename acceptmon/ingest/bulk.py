@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timezone
+from functools import partial
 from itertools import compress, repeat
 from operator import contains, getitem, itemgetter, not_
-from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast, overload
 
 from acceptmon.metrics.store import accept_len_range
 from acceptmon.model import Chunk, DecodeSample, PrefillSample
@@ -135,13 +136,14 @@ def feed(pipeline: Pipeline, chunk: Chunk, parser: LineParser, split: bool = Tru
 class Sorted(NamedTuple):
     """A chunk's lines sorted for the bulk path (``sort_lines``): which hold a Decode marker
     (``decode``, one flag per line) and which of the others a Prefill marker (``prefill_marks``),
-    the Decode and Prefill lines themselves, and each Decode line up to its marker."""
+    the Decode and Prefill lines themselves, and each Decode line up to its marker (a list, or
+    as a scout sent them: joined by newlines, split where a batch needs them all)."""
 
     decode: Sequence[int]
     prefill_marks: Sequence[int]
     decoded: list[str]
-    prefill: list[str]
-    prefixes: list[str]
+    prefill: Sequence[str]
+    prefixes: list[str] | str
     #: The Decode lines' values as a scout read them, by column (each group's), and the regex
     #: it read them with.
     rows: tuple[str, list[list[str]]] | None = None
@@ -167,7 +169,7 @@ class Sorted(NamedTuple):
         and the times it read (``array('d')`` bytes)."""
         decode, prefill_marks, prefixes = flags
         decoded = list(compress(lines, decode))
-        prefill = list(compress(compress(lines, map(not_, decode)), prefill_marks))
+        prefill = Picked(partial(_picked, lines, decode, prefill_marks), prefill_marks.count(1))
         read = None
         if rows is not None and decoded:
             read = rows[0], [column.split("\n") for column in rows[1]]
@@ -181,11 +183,48 @@ class Sorted(NamedTuple):
             prefill_marks,
             decoded,
             prefill,
-            prefixes.split("\n") if decoded else [],
+            prefixes if decoded else [],
             read,
             prefill_valid,
             times,
         )
+
+
+class Picked(Sequence[str]):
+    """Lines picked by flags, counted without being picked: a chunk's Prefill lines are
+    mostly only counted (a scout checked them), and picking them out costs a pass over every
+    line. Picked on first use as lines (read, joined, indexed)."""
+
+    __slots__ = ("_got", "_n", "_pick")
+
+    def __init__(self, pick: Callable[[], list[str]], n: int) -> None:
+        self._pick, self._n, self._got = pick, n, cast(list[str] | None, None)
+
+    def _lines(self) -> list[str]:
+        got = self._got
+        if got is None:
+            got = self._got = self._pick()
+        return got
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        return self._lines()[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lines())
+
+
+def _picked(lines: Sequence[str], decode: bytes, prefill_marks: bytes) -> list[str]:
+    """The Prefill lines: those the Prefill flags mark among the lines without a Decode flag."""
+    return list(compress(compress(lines, map(not_, decode)), prefill_marks))
 
 
 def _joined(chunk: Chunk) -> str:
@@ -528,7 +567,7 @@ def _epochs(parser: LineParser, found: Sorted | None, n: int) -> list[float | No
     return cast(list[float | None], epochs)
 
 
-def _prefill_valid(parser: LineParser, prefill: list[str], found: Sorted | None) -> bool:
+def _prefill_valid(parser: LineParser, prefill: Sequence[str], found: Sorted | None) -> bool:
     """``bulk_prefill`` of the Prefill lines, or a scout's answer with the same regex."""
     if found is not None and found.prefill_valid is not None:
         valid = parser.prefill_given(found.prefill_valid)

@@ -230,9 +230,10 @@ class _Learner:
         if found is None:
             return chunk.lineno, len(lines), len(block), first, last, None
         self._learn(chunk)
-        flags = bytes(found.decode), bytes(found.prefill_marks), "\n".join(found.prefixes)
+        prefixes = cast(list[str], found.prefixes)  # as ``sort_lines`` gives them: a list
+        flags = bytes(found.decode), bytes(found.prefill_marks), "\n".join(prefixes)
         rows = self._rows(found)
-        epochs = times.epochs(found.prefixes) if rows is not None else None
+        epochs = times.epochs(prefixes) if rows is not None else None
         return (
             chunk.lineno,
             len(lines),

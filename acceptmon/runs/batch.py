@@ -167,13 +167,14 @@ class DecodeBatch:
         ranks: Callable[[list[str]], list[Ranks]],
         parse: Callable[[str, int], Record | None],
         lens: list[float] | None = None,
-        prefixes: list[str] | None = None,
+        prefixes: list[str] | str | None = None,
         marks: tuple[Sequence[int], Sequence[int]] | None = None,
         len_text: list[str] | None = None,
         epochs_read: list[float | None] | None = None,
     ) -> None:
         """``lens``: the accept lengths already converted (the bulk path checks their range);
-        ``prefixes``: each Decode line up to its marker, where the bulk path has them;
+        ``prefixes``: each Decode line up to its marker, where the bulk path has them (a list,
+        or joined by newlines as a scout sent them);
         ``marks``: which lines hold a Decode marker, and which of the others a Prefill marker,
         where the bulk path has searched them (``offsets`` and ``prefill_offsets`` then need
         no search of their own); ``len_text``: the accept lengths as printed, where ``lens``
@@ -390,9 +391,12 @@ class DecodeBatch:
         return self._one(slot, self.n - 1)
 
     def _prefixes(self) -> list[str]:
-        """Each Decode line up to its marker (``t[: t.rfind(DECODE)]``, mapped at C speed)."""
+        """Each Decode line up to its marker (``t[: t.rfind(DECODE)]``, mapped at C speed), or
+        as a scout sent them (joined by newlines: split here, when a reader needs them all)."""
         col = self._prefix_col
-        if col is None:
+        if isinstance(col, str):
+            col = self._prefix_col = col.split("\n")
+        elif col is None:
             decode = self._decode
             col = self._prefix_col = list(
                 map(getitem, decode, map(slice, map(str.rfind, decode, repeat(DECODE))))
@@ -508,7 +512,7 @@ class DecodeBatch:
             self._ranks,
             self._parse,
             None if lens is None else lens[i:j],
-            None if self._prefix_col is None else self._prefix_col[i:j],
+            None if self._prefix_col is None else self._prefixes()[i:j],
         )
         stamps, epochs = self._stamp_col, self._epoch_col
         if self._retimed and stamps is not None and epochs is not None:

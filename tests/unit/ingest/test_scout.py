@@ -88,7 +88,9 @@ def _plain(found: bulk.Sorted | None) -> object:
     only a scout adds (the rows it read, its Prefill check)."""
     if found is None:
         return None
-    return (list(map(bool, found.decode)), list(map(bool, found.prefill_marks)), *found[2:5])
+    prefixes = found.prefixes.split("\n") if isinstance(found.prefixes, str) else found.prefixes
+    flags = list(map(bool, found.decode)), list(map(bool, found.prefill_marks))
+    return (*flags, found.decoded, list(found.prefill), len(found.prefill), prefixes)
 
 
 def _outputs(
