@@ -198,7 +198,8 @@ class Picked(Sequence[str]):
     __slots__ = ("_got", "_n", "_pick")
 
     def __init__(self, pick: Callable[[], list[str]], n: int) -> None:
-        self._pick, self._n, self._got = pick, n, cast(list[str] | None, None)
+        self._pick, self._n = pick, n
+        self._got: list[str] | None = None
 
     def _lines(self) -> list[str]:
         got = self._got
