@@ -14,6 +14,10 @@ import threading
 from collections.abc import Callable
 from typing import NoReturn
 
+#: How far a process beside the reading yields to it (``os.nice``, on a scale up to 19): the
+#: report's drawer while it imports, backfill's promtool while the logs are read.
+BESIDE_NICE = 10
+
 #: Pipe ends this process holds for another one (a child at work, or its own parent).
 PIPES: set[int] = set()
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import timezone
 from functools import partial
 from itertools import compress, repeat
-from operator import contains, getitem, itemgetter, not_
+from operator import contains, getitem, not_
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast, overload
 
 from acceptmon.metrics.store import accept_len_range
@@ -34,7 +34,7 @@ from acceptmon.model import Chunk, DecodeSample, PrefillSample
 from acceptmon.parse.line import ENTRY
 from acceptmon.parse.markers import EVENT_MARKERS, EVENTS, REQUEST, REQUEST_MARKERS
 from acceptmon.parse.sglang import DECODE, PREFILL, WINDOW
-from acceptmon.runs.batch import Cells, DecodeBatch, floats
+from acceptmon.runs.batch import Cells, DecodeBatch, decode_prefixes, floats
 
 #: Every digit as ``0``: lines that differ only in numbers become one (``_holds``).
 _FOLD = str.maketrans("123456789", "000000000")
@@ -263,7 +263,7 @@ def sort_lines(lines: Sequence[str], block: str) -> Sorted | None:
     is_prefill = list(map(contains, others, repeat(PREFILL)))
     prefill = list(compress(others, is_prefill))
     decoded = list(compress(lines, decode))
-    prefixes = _prefixes(decoded)
+    prefixes = decode_prefixes(decoded)
     heads: list[str] = list(
         map(getitem, prefill, map(slice, repeat(None), map(str.find, prefill, repeat(PREFILL))))
     )
@@ -278,15 +278,6 @@ def sort_lines(lines: Sequence[str], block: str) -> Sorted | None:
     if any(m in distinct or m in headed for m in _FOLDED_EVENTS):
         return None
     return Sorted(decode, is_prefill, decoded, prefill, prefixes)
-
-
-def _prefixes(decoded: list[str]) -> list[str]:
-    """Each Decode line up to its (last) marker. A log's prefixes mostly have one width (a
-    fixed time format and rank tag): then each is cut by one slice, not a slice made per line."""
-    ends = list(map(str.rfind, decoded, repeat(DECODE)))
-    if ends and min(ends) == max(ends):
-        return list(map(itemgetter(slice(None, ends[0])), decoded))
-    return list(map(getitem, decoded, map(slice, ends)))
 
 
 def _whole(pipeline: Pipeline, chunk: Chunk, parser: LineParser, block: str) -> bool:

@@ -147,8 +147,8 @@ def read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] |
 def _read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] | None) -> list[str]:
     problems = []
     # The local files are sorted ahead by one scout where a second core is free (``scout.py``).
-    local = [(path, pipeline.zone(lg.name)) for lg in logs if lg.opener is None for path in lg.files]
-    with scouting([(path, zone) for path, zone in local if path != STDIN]) as scout:
+    local = [(p, pipeline.zone(lg.name)) for lg in logs if lg.opener is None for p in lg.files if p != STDIN]
+    with scouting(local) as scout:
         for lg in logs:
             joins = JoinClock() if len(lg.files) > 1 else None
             if joins is not None:

@@ -59,6 +59,15 @@ _SAMPLE = 64
 USAGE_POOLS = ("full token usage", "gpu token usage")
 
 
+def decode_prefixes(decoded: list[str]) -> list[str]:
+    """Each Decode line up to its (last) marker. A log's prefixes mostly have one width (a
+    fixed time format and rank tag): then each is cut by one slice, not a slice made per line."""
+    ends = list(map(str.rfind, decoded, repeat(DECODE)))
+    if ends and min(ends) == max(ends):
+        return list(map(itemgetter(slice(None, ends[0])), decoded))
+    return list(map(getitem, decoded, map(slice, ends)))
+
+
 class Cells:
     """The groups a layout's regex read on each Decode line of a batch: by row, as ``findall``
     gives them, or by column, as a scout sends them (``ingest/scout.py``). A batch reads its
@@ -107,7 +116,7 @@ class Cells:
         """Lines ``[i, j)``."""
         columns = self._columns
         if columns is not None:
-            return Cells(None, [column[i:j] for column in columns], max(0, min(j, self.n) - i))
+            return Cells.of_columns([column[i:j] for column in columns])
         assert self._rows is not None
         return Cells.of_rows(self._rows[i:j])
 
@@ -391,16 +400,13 @@ class DecodeBatch:
         return self._one(slot, self.n - 1)
 
     def _prefixes(self) -> list[str]:
-        """Each Decode line up to its marker (``t[: t.rfind(DECODE)]``, mapped at C speed), or
-        as a scout sent them (joined by newlines: split here, when a reader needs them all)."""
+        """Each Decode line up to its marker (``decode_prefixes``), or as a scout sent them
+        (joined by newlines: split here, when a reader needs them all)."""
         col = self._prefix_col
         if isinstance(col, str):
             col = self._prefix_col = col.split("\n")
         elif col is None:
-            decode = self._decode
-            col = self._prefix_col = list(
-                map(getitem, decode, map(slice, map(str.rfind, decode, repeat(DECODE))))
-            )
+            col = self._prefix_col = decode_prefixes(self._decode)
         return col
 
     @property

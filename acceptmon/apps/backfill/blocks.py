@@ -24,11 +24,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from acceptmon.children import BESIDE_NICE
 from acceptmon.text.printable import printable
 
-#: promtool's niceness while the logs are read: the cores go to the reading and its scout
-#: first, and the parts wait (the last one, after the reading, runs at full priority).
-_NICE = 10
 #: The longest TSDB block written (promtool's default is 2 h; it rounds this down to 18 h).
 BLOCK = "24h"
 
@@ -134,7 +132,7 @@ class Blocks:
                     return f"cannot run promtool: {exc.strerror or exc}"
                 if reading:  # the reading (and its scout) first: promtool takes what they leave
                     with suppress(OSError):
-                        os.setpriority(os.PRIO_PROCESS, child.pid, _NICE)
+                        os.setpriority(os.PRIO_PROCESS, child.pid, BESIDE_NICE)
             status = child.wait()
             with self._lock:
                 self._child = None

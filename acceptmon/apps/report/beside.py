@@ -19,14 +19,11 @@ from contextlib import contextmanager
 from functools import partial
 from typing import NoReturn, TypeVar
 
+from acceptmon.children import BESIDE_NICE, fork_writing
 from acceptmon.children import PIPES as _PIPES
 from acceptmon.children import fork as _fork
-from acceptmon.children import fork_writing
 
 _T = TypeVar("_T")
-
-#: How much the drawer yields to the reading (``os.nice``), on a scale up to 19.
-_NICE = 10
 
 
 def _finish(work: Callable[[], object], result_w: int) -> NoReturn:
@@ -82,7 +79,7 @@ class Beside:
                 # Its imports run while the logs are read, where the reading and its scout
                 # (``ingest/scout.py``) come first: niced, it takes a core they leave idle
                 # (~0.2 s off a 1M-line report here); the drawing after waits on nothing else.
-                os.nice(_NICE)
+                os.nice(BESIDE_NICE)
                 warm()
                 with os.fdopen(work_r, "rb") as source:
                     given = source.read()

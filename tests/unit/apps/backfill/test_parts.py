@@ -213,7 +213,7 @@ def test_promtool_is_niced_while_the_logs_are_read_and_not_after(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The reading and its scout keep the cores: a part's promtool started while the logs
-    are read is niced (``_NICE``); the last one's, after the reading, is not."""
+    are read is niced (``BESIDE_NICE``); the last one's, after the reading, is not."""
     pids = tmp_path / "pids"
     tool = _promtool(tmp_path, f"echo $$ >> {pids}")
     part = tmp_path / "acceptmon-0001.om"
@@ -227,5 +227,5 @@ def test_promtool_is_niced_while_the_logs_are_read_and_not_after(
     maker.add(part)
     assert maker.finish() is None
     first, last = map(int, pids.read_text().split())
-    assert niced == [(os.PRIO_PROCESS, first, blocks._NICE)]
+    assert niced == [(os.PRIO_PROCESS, first, blocks.BESIDE_NICE)]
     assert last not in [who for _, who, _ in niced]
