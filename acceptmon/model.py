@@ -6,6 +6,7 @@ tested with plain tables and so a record can be replayed without surprises.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -50,7 +51,7 @@ class Chunk:
     """
 
     source: str
-    lines: tuple[str, ...]
+    lines: Sequence[str]
     lineno: int
     end: Position | None = None
     path: str = ""

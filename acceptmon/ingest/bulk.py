@@ -27,7 +27,7 @@ from datetime import timezone
 from functools import partial
 from itertools import compress, repeat
 from operator import contains, getitem, not_
-from typing import TYPE_CHECKING, NamedTuple, Protocol, cast, overload
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 from acceptmon.metrics.store import accept_len_range
 from acceptmon.model import Chunk, DecodeSample, PrefillSample
@@ -35,6 +35,7 @@ from acceptmon.parse.line import ENTRY
 from acceptmon.parse.markers import EVENT_MARKERS, EVENTS, REQUEST, REQUEST_MARKERS
 from acceptmon.parse.sglang import DECODE, PREFILL, WINDOW
 from acceptmon.runs.batch import Cells, DecodeBatch, decode_prefixes, floats
+from acceptmon.sources.lines import Deferred, Lines
 
 #: Every digit as ``0``: lines that differ only in numbers become one (``_holds``).
 _FOLD = str.maketrans("123456789", "000000000")
@@ -141,7 +142,7 @@ class Sorted(NamedTuple):
 
     decode: Sequence[int]
     prefill_marks: Sequence[int]
-    decoded: list[str]
+    decoded: Sequence[str]
     prefill: Sequence[str]
     prefixes: list[str] | str
     #: The Decode lines' values as a scout read them, by column (each group's), and the regex
@@ -161,14 +162,21 @@ class Sorted(NamedTuple):
         rows: tuple[str, tuple[str, ...]] | None,
         prefill_valid: tuple[str, bool] | None,
         epochs: tuple[timezone, bytes] | None = None,
+        starts: bytes | None = None,
     ) -> Sorted:
         """The lines sorted by the flags a scout sent (Decode flags, Prefill flags of the
         other lines, prefixes joined by newlines: no prefix holds one), with the rows it read
         (each group's column joined by newlines: no group holds one), kept as columns: the
         batch reads its values column by column, so rows would be zipped only to be unzipped;
-        and the times it read (``array('d')`` bytes)."""
+        and the times it read (``array('d')`` bytes); where each line starts, if it sent that
+        (``array('q')`` bytes: a chunk's ``Lines`` then cut any one line out, ``Lines.place``)."""
         decode, prefill_marks, prefixes = flags
-        decoded = list(compress(lines, decode))
+        if starts is not None and isinstance(lines, Lines):
+            placed = array("q")
+            placed.frombytes(starts)
+            lines.place(placed)
+        n = decode.count(1)
+        decoded = Picked(partial(_decoded, lines, decode), n, _DecodedAt(lines, decode, n))
         prefill = Picked(partial(_picked, lines, decode, prefill_marks), prefill_marks.count(1))
         read = None
         if rows is not None and decoded:
@@ -190,37 +198,55 @@ class Sorted(NamedTuple):
         )
 
 
-class Picked(Sequence[str]):
-    """Lines picked by flags, counted without being picked: a chunk's Prefill lines are
-    mostly only counted (a scout checked them), and picking them out costs a pass over every
-    line. Picked on first use as lines (read, joined, indexed)."""
+class Picked(Deferred):
+    """Lines picked by flags, counted without being picked: a chunk's Prefill and Decode lines
+    are mostly only counted (a scout read them), and picking them out costs a pass over every
+    line. Picked on first use as lines (read, joined, iterated); a slice is a view until then."""
 
-    __slots__ = ("_got", "_n", "_pick")
+    __slots__ = ("_one_of", "_pick")
 
-    def __init__(self, pick: Callable[[], list[str]], n: int) -> None:
-        self._pick, self._n = pick, n
-        self._got: list[str] | None = None
+    def __init__(
+        self, pick: Callable[[], list[str]], n: int, one: Callable[[int], str | None] | None = None
+    ) -> None:
+        """``one(i)``: line ``i`` (0 ≤ i < n) where it can be read without picking them all, else None."""
+        super().__init__(n)
+        self._pick, self._one_of = pick, one
 
-    def _lines(self) -> list[str]:
-        got = self._got
-        if got is None:
-            got = self._got = self._pick()
-        return got
+    def _make(self) -> list[str]:
+        return self._pick()
 
-    def __len__(self) -> int:
-        return self._n
+    def _one(self, i: int) -> str | None:
+        return None if self._one_of is None else self._one_of(i)
 
-    @overload
-    def __getitem__(self, i: int) -> str: ...
 
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[str]: ...
+def _decoded(lines: Sequence[str], decode: bytes) -> list[str]:
+    """The Decode lines: those the Decode flags mark."""
+    return list(compress(lines, decode))
 
-    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
-        return self._lines()[i]
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._lines())
+class _DecodedAt:
+    """Decode line ``i`` of a chunk's lines, without picking them all: the first or the last
+    (a batch reads its last values off the last) found by its flag, any other where the lines
+    are placed (``Lines.place``: backfill reads each part's last); else None."""
+
+    __slots__ = ("_decode", "_lines", "_n", "_offsets")
+
+    def __init__(self, lines: Sequence[str], decode: bytes, n: int) -> None:
+        self._lines, self._decode, self._n = lines, decode, n
+        self._offsets: list[int] | None = None
+
+    def __call__(self, i: int) -> str | None:
+        lines = self._lines
+        if i == 0:
+            return lines[self._decode.find(1)]
+        if i == self._n - 1:
+            return lines[self._decode.rfind(1)]
+        if not (isinstance(lines, Lines) and lines.placed):
+            return None
+        offsets = self._offsets
+        if offsets is None:
+            offsets = self._offsets = list(compress(range(len(lines)), self._decode))
+        return lines[offsets[i]]
 
 
 def _picked(lines: Sequence[str], decode: bytes, prefill_marks: bytes) -> list[str]:
@@ -310,9 +336,7 @@ def _plain_dumps(block: str, scans: tuple[str, ...], headed: str) -> bool:
     return _plain_requests(block, scans)
 
 
-def _cut(
-    pipeline: Pipeline, chunk: Chunk, parser: LineParser, lines: tuple[str, ...], requests: bool
-) -> None:
+def _cut(pipeline: Pipeline, chunk: Chunk, parser: LineParser, lines: Sequence[str], requests: bool) -> None:
     """Cut the chunk at its events; the stretches between them go in bulk.
 
     A Prefill line is only searched in front of its marker: the general parser
@@ -535,7 +559,7 @@ def _stretch(
 
 
 def _decode_rows(
-    parser: LineParser, decode: list[str], found: Sorted | None
+    parser: LineParser, decode: Sequence[str], found: Sorted | None
 ) -> tuple[Cells, BulkLayout] | None:
     """``bulk_decode`` of the Decode lines: the values a scout read (by column), where it read
     them with the learned layout's own regex (the same regex over the same text: the same rows)."""

@@ -105,7 +105,7 @@ def feed_file(
         scout.file(path)
     try:
         with (opener or open_local)(path) as stream:
-            for chunk, overlong in read_chunks(name, stream, path):
+            for chunk, overlong in read_chunks(name, stream, path, lazy=scout is not None):
                 pipeline.presorted = scout.next() if scout is not None else None
                 pipeline.feed(chunk)
                 if overlong:
@@ -138,17 +138,23 @@ def _feed_stdin(pipeline: Pipeline, name: str) -> str | None:
     return f"{STDIN}: {health.last_error}" if health.errors else None
 
 
-def read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] | None = None) -> list[str]:
-    """Feed every log, each file in order (``done`` is told each path read); the problems met."""
+def read_logs(
+    pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] | None = None, placed: bool = False
+) -> list[str]:
+    """Feed every log, each file in order (``done`` is told each path read); the problems met.
+    ``placed``: a consumer reads chunks' lines anywhere (backfill's sampler), so a scout sends
+    where each line starts too (``scout.start``)."""
     with young_garbage_kept():
-        return _read_logs(pipeline, logs, done)
+        return _read_logs(pipeline, logs, done, placed)
 
 
-def _read_logs(pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] | None) -> list[str]:
+def _read_logs(
+    pipeline: Pipeline, logs: list[Log], done: Callable[[str], None] | None, placed: bool
+) -> list[str]:
     problems = []
     # The local files are sorted ahead by one scout where a second core is free (``scout.py``).
     local = [(p, pipeline.zone(lg.name)) for lg in logs if lg.opener is None for p in lg.files if p != STDIN]
-    with scouting(local) as scout:
+    with scouting(local, placed) as scout:
         for lg in logs:
             joins = JoinClock() if len(lg.files) > 1 else None
             if joins is not None:

@@ -7,8 +7,9 @@ log in bulk, and they need the text alone. So where a second core is free
 (``children.forkable``), a child forked when the local files are opened reads the same
 files with the same chunking and does that for each chunk while this process does the
 rest; what it found comes through a pipe: a flag per line, the prefixes and each row
-group's column joined by newlines, whether the Prefill lines are valid, and (in a zone of
-one offset) the Decode lines' times.
+group's column joined by newlines, whether the Prefill lines are valid, (in a zone of
+one offset) the Decode lines' times, and (where asked: backfill) where each line starts. The
+reading then holds a chunk's lines unsplit (``sources.lines.Lines``).
 
 A chunk's answer is used only if it fits that chunk (its first line number, line count,
 size, and first and last lines), and rows only if read with this process's own regex: a
@@ -23,10 +24,12 @@ import pickle
 import signal
 import stat
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, timezone, tzinfo
 from functools import partial
+from itertools import accumulate
+from operator import add
 from typing import NoReturn, cast
 
 from acceptmon.children import PIPES, fork_writing
@@ -58,8 +61,10 @@ Rows = tuple[str, tuple[str, ...]]
 #: were read in: sent where the file's zone has one offset (a time is then its prefix's alone).
 Epochs = tuple[timezone, bytes]
 #: What the scout finds in a chunk: (flags, rows, (Prefill regex, whether the Prefill lines
-#: are valid), the Decode lines' times), or None when the chunk is no one bulk stretch.
-Found = tuple[Flags, Rows | None, tuple[str, bool] | None, Epochs | None] | None
+#: are valid), the Decode lines' times, where each line starts in the chunk's text (``array('q')``
+#: bytes, where the reading asked: ``start(placed=True)``)), or None when the chunk is no one
+#: bulk stretch.
+Found = tuple[Flags, Rows | None, tuple[str, bool] | None, Epochs | None, bytes | None] | None
 #: What the scout sends per chunk: its file (its place in the scout's paths), its first line
 #: number, line count, size, first and last lines, and what it found.
 Message = tuple[int, int, int, int, str, str, Found]
@@ -164,23 +169,24 @@ def _regular(files: list[tuple[str, tzinfo]]) -> tuple[list[tuple[str, tzinfo]],
     return found, size
 
 
-def start(files: list[tuple[str, tzinfo]]) -> Scout | None:
+def start(files: list[tuple[str, tzinfo]], placed: bool = False) -> Scout | None:
     """A scout reading the local files (each path with the zone its naive times are in;
     compressed or not; regular files only) in order, or None where one is not worth it
-    (small files, ``ACCEPTMON_SCOUT=0``) or cannot be forked safely."""
+    (small files, ``ACCEPTMON_SCOUT=0``) or cannot be forked safely. ``placed``: it also sends
+    where each line starts, for a reading that reads lines anywhere in a chunk (backfill)."""
     if os.environ.get(_SWITCH) == "0":
         return None
     files, size = _regular(files)
     if not files or size < MIN_BYTES:
         return None
-    child = fork_writing(partial(_scan, files))
+    child = fork_writing(partial(_scan, files, placed))
     return None if child is None else Scout(*child, [path for path, _ in files])
 
 
 @contextmanager
-def scouting(files: list[tuple[str, tzinfo]]) -> Iterator[Scout | None]:
+def scouting(files: list[tuple[str, tzinfo]], placed: bool = False) -> Iterator[Scout | None]:
     """``start``, the scout stopped at the end of the block (however it ends)."""
-    scout = start(files)
+    scout = start(files, placed)
     try:
         yield scout
     finally:
@@ -188,7 +194,7 @@ def scouting(files: list[tuple[str, tzinfo]]) -> Iterator[Scout | None]:
             scout.close()
 
 
-def _scan(files: list[tuple[str, tzinfo]], writer: int) -> NoReturn:
+def _scan(files: list[tuple[str, tzinfo]], placed: bool, writer: int) -> NoReturn:
     """In the child: each chunk of each file, read as ``ingest.read`` reads it, sorted and
     sent; then exit (a failure is an exit status of 1, and the parent sorts the rest). A
     file that cannot be read is passed over: the reading process reports it."""
@@ -200,7 +206,7 @@ def _scan(files: list[tuple[str, tzinfo]], writer: int) -> NoReturn:
             fcntl.fcntl(writer, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         except (ImportError, AttributeError, OSError):
             pass  # the default room: the scout is then less far ahead
-        learner = _Learner()
+        learner = _Learner(placed)
         with os.fdopen(writer, "wb") as sink:
             for file, (path, zone) in enumerate(files):
                 times = _Times(zone)
@@ -219,9 +225,11 @@ class _Learner:
     parser accepts, as the reading process does, and reads rows with them. Where it learned
     other ones, the reading process does not take its rows (their regexes differ)."""
 
-    def __init__(self) -> None:
+    def __init__(self, placed: bool = False) -> None:
+        """``placed``: send where each line starts too (``start``)."""
         self._parser = LineParser("", lambda: None, UTC, None)
         self._tries = _LEARN_LINES
+        self._placed = placed
 
     def message(self, chunk: Chunk, times: _Times) -> tuple[int, int, int, str, str, Found]:
         lines = chunk.lines
@@ -240,7 +248,7 @@ class _Learner:
             len(block),
             first,
             last,
-            (flags, rows, self._prefill(found), epochs),
+            (flags, rows, self._prefill(found), epochs, _starts(lines) if self._placed else None),
         )
 
     def _learn(self, chunk: Chunk) -> None:
@@ -268,6 +276,11 @@ class _Learner:
         if pattern is None or not found.prefill:
             return None
         return pattern, self._parser.bulk_prefill("\n".join(found.prefill), len(found.prefill))
+
+
+def _starts(lines: Sequence[str]) -> bytes:
+    """Where each line starts in the lines joined by newlines, as ``array('q')`` bytes."""
+    return array("q", map(add, accumulate(map(len, lines), initial=0), range(len(lines)))).tobytes()
 
 
 class _Times:

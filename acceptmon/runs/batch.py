@@ -59,7 +59,7 @@ _SAMPLE = 64
 USAGE_POOLS = ("full token usage", "gpu token usage")
 
 
-def decode_prefixes(decoded: list[str]) -> list[str]:
+def decode_prefixes(decoded: Sequence[str]) -> list[str]:
     """Each Decode line up to its (last) marker. A log's prefixes mostly have one width (a
     fixed time format and rank tag): then each is cut by one slice, not a slice made per line."""
     ends = list(map(str.rfind, decoded, repeat(DECODE)))
@@ -166,9 +166,9 @@ class DecodeBatch:
         self,
         source: str,
         spec: SpecConfig,
-        lines: tuple[str, ...],
+        lines: Sequence[str],
         lineno: int,
-        decode: list[str],
+        decode: Sequence[str],
         rows: Cells,
         layout: BulkLayout,
         stamps: Callable[[list[str]], dict[str, Stamp]],
@@ -435,9 +435,19 @@ class DecodeBatch:
         stamps = self._stamp_col
         if stamps is not None:
             return stamps[i]
-        text = self._decode[i]
-        prefix = text[: text.rfind(DECODE)]
+        prefix = self._prefix(i)
         return self._stamps([prefix])[prefix]
+
+    def _prefix(self, i: int) -> str:
+        """Decode line ``i`` up to its marker: from the prefixes where the bulk path has them
+        (a scout's joined ones are not split for the first or the last), else from the line."""
+        col = self._prefix_col
+        if isinstance(col, str) and i in (0, -1, self.n - 1):
+            return col[: col.find("\n") % (len(col) + 1)] if i == 0 else col[col.rfind("\n") + 1 :]
+        if col is not None:
+            return self._prefixes()[i]
+        text = self._decode[i]
+        return text[: text.rfind(DECODE)]
 
     @property
     def epochs(self) -> list[float | None]:
@@ -466,8 +476,7 @@ class DecodeBatch:
         epochs = self._epoch_col
         if epochs is not None:
             return epochs[-1]
-        last = self._decode[-1]
-        return self._epochs([last[: last.rfind(DECODE)]])[0]
+        return self._epochs([self._prefix(-1)])[0]
 
     def retime(self, stamps: list[Stamp], epochs: list[float | None]) -> None:
         """Replace the Decode lines' times (``runs.ahead``: times ahead of the host clock are
@@ -666,7 +675,7 @@ class DecodeBatch:
 
 
 def _columns(
-    layout: RecordLayout, lines: list[str], fields: dict[str, tuple[str, Kind]] = DECODE_FIELDS
+    layout: RecordLayout, lines: Sequence[str], fields: dict[str, tuple[str, Kind]] = DECODE_FIELDS
 ) -> tuple[list[int | None], dict[str, list[Any]], list[Extras]] | None:
     """The iteration column, the first-class fields' columns by name (the repeat count under
     ""), and each line's extras, from ``layout``'s one match per line; None unless every

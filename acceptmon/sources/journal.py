@@ -89,7 +89,7 @@ class JournalSource:
         self._lineno += len(lines)
         return [chunk]
 
-    def _lines(self, records: list[str]) -> list[str]:
+    def _lines(self, records: Sequence[str]) -> list[str]:
         out: list[str] = []
         for record in records:
             try:

@@ -74,7 +74,7 @@ def collect(
     findings = HistoryFindings(pipeline)
     sampler.parts, sampler.extra = findings.part, findings.families
     pipeline.log_clock = sampler
-    problems = read_logs(pipeline, logs, read)
+    problems = read_logs(pipeline, logs, read, placed=True)  # the sampler reads lines anywhere
     for problem in problems:
         print(f"acceptmon: cannot read {printable(problem)}", file=sys.stderr)
     sampler.finish()

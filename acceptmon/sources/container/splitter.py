@@ -17,6 +17,8 @@ and the rest of their pieces skipped.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from acceptmon.model import CONTAINER_MALFORMED, CONTAINER_OVERLONG
 from acceptmon.sources.container.lines import PLAIN, Decoded, Decoder, detect
 from acceptmon.sources.lines import MAX_LINE_BYTES, LineSplitter
@@ -60,8 +62,9 @@ class ContainerSplitter:
         "times",
     )
 
-    def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
-        self._lines = LineSplitter(max_line)
+    def __init__(self, max_line: int = MAX_LINE_BYTES, lazy: bool = False) -> None:
+        """``lazy``: a plain file's lines as ``LineSplitter`` gives them with ``lazy``."""
+        self._lines = LineSplitter(max_line, lazy)
         self._decoder = Decoder(max_line)
         #: Raw bytes after the last boundary (while detecting, and for container formats).
         self._held = b""
@@ -108,7 +111,7 @@ class ContainerSplitter:
         self._lines.reset()
         self._held, self._skip, self._skipping = b"", None, _NO_SKIP
 
-    def feed(self, data: bytes) -> tuple[list[str], int]:
+    def feed(self, data: bytes) -> tuple[Sequence[str], int]:
         """Return (complete lines, bytes consumed up to a boundary no message straddles)."""
         if self.format == PLAIN:
             over = self._lines.overlong
@@ -128,7 +131,7 @@ class ContainerSplitter:
             self._decoder.set_format(self.format)
         return self._container(data, final=False)
 
-    def finish(self) -> tuple[list[str], int]:
+    def finish(self) -> tuple[Sequence[str], int]:
         """The input has ended: hand out everything held, an unfinished message as it is."""
         if self.format == PLAIN:
             self._lines.text = None

@@ -7,6 +7,8 @@ inode) so the lines between our offset and the truncation are not lost.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from acceptmon.model import Chunk, Position
 from acceptmon.sources.container.splitter import ContainerSplitter
 from acceptmon.sources.lines import MAX_LINE_BYTES
@@ -146,7 +148,7 @@ class FileStream:
         lines, _ = self.splitter.finish()
         return self._emit(lines, 0, source, path)
 
-    def _emit(self, lines: list[str], consumed: int, source: str, path: str) -> Chunk | None:
+    def _emit(self, lines: Sequence[str], consumed: int, source: str, path: str) -> Chunk | None:
         """A chunk of the lines, or None; ``lineno`` counts the raw file's lines (container pieces too)."""
         splitter = self.splitter
         self.emitted += consumed

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import os
 import threading
+from array import array
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, timedelta, timezone, tzinfo
@@ -25,6 +26,7 @@ from acceptmon.ingest import bulk, scout
 from acceptmon.parse.line import LineParser
 from acceptmon.sources import chunks
 from acceptmon.sources.chunks import read_chunks
+from acceptmon.sources.lines import Lines
 from bench.gen_log import generate
 from tests.conftest import ROOT, SAMPLES
 
@@ -90,7 +92,7 @@ def _plain(found: bulk.Sorted | None) -> object:
         return None
     prefixes = found.prefixes.split("\n") if isinstance(found.prefixes, str) else found.prefixes
     flags = list(map(bool, found.decode)), list(map(bool, found.prefill_marks))
-    return (*flags, found.decoded, list(found.prefill), len(found.prefill), prefixes)
+    return (*flags, list(found.decoded), list(found.prefill), len(found.prefill), prefixes)
 
 
 def _outputs(
@@ -183,6 +185,14 @@ def test_backfill_writes_the_same_history_with_a_scout(
 ) -> None:
     busy = _busy_log(tmp_path)
     written = {}
+    placed: list[bool] = []
+    place = Lines.place
+
+    def spied_place(lines: Lines, starts: array[int]) -> None:
+        place(lines, starts)
+        placed.append(lines.placed)
+
+    monkeypatch.setattr(Lines, "place", spied_place)
     for on in (False, True):
         monkeypatch.setenv("ACCEPTMON_SCOUT", "1" if on else "0")
         out = tmp_path / f"out-{on}"
@@ -191,6 +201,8 @@ def test_backfill_writes_the_same_history_with_a_scout(
         written[on] = {p.name: p.read_bytes() for p in sorted(out.glob("*.om"))}
     assert written[True] == written[False] and written[True]
     assert spy.fits and all(spy.fits)
+    # The sampler reads lines anywhere in a chunk: the scout said where each starts.
+    assert placed and all(placed)
 
 
 def test_a_chunk_that_is_not_what_the_scout_read_is_sorted_here(tmp_path: Path) -> None:
@@ -215,7 +227,7 @@ def test_a_scout_that_dies_leaves_the_reading_whole(
     here = _outputs([busy], capsys, monkeypatch, on=False)
     scan = scout._scan
 
-    def dies(files: list[tuple[str, tzinfo]], writer: int) -> None:
+    def dies(files: list[tuple[str, tzinfo]], placed: bool, writer: int) -> None:
         os.close(writer)  # nothing sent
         os._exit(1)
 
