@@ -24,7 +24,7 @@ import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, tzinfo
-from itertools import compress
+from itertools import chain, compress
 from operator import ne
 from typing import TypeGuard
 
@@ -225,12 +225,15 @@ class Sampler:
             counters["lines"] -= before + len(chunk.lines) - cut
             counters["prefill_batches"] -= prefills_after + prefills
         host = self._store.hosts.get(source, "")
+        families: Iterable[tuple[MetricDef, Iterable[SourceSample]]] = (
+            (m, source_samples(m, source, stats, host)) for m in STORE_CATALOGUE
+        )
+        if self.extra is not None:  # one snapshot of both: each costs as much again as its samples
+            families = chain(families, self.extra(source))
         try:
-            self.recorder.snapshot(((m, source_samples(m, source, stats, host)) for m in STORE_CATALOGUE), t)
+            self.recorder.snapshot(families, t)
         finally:
             counters["lines"], counters["prefill_batches"] = held
-        if self.extra is not None:
-            self.recorder.snapshot(self.extra(source), t)
 
     def _noise_after(self, source: str, at: int, t: float) -> tuple[int, int]:
         """Where the lines logged after ``t`` begin, given that line ``at`` is the first told
