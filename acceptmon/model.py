@@ -48,6 +48,8 @@ class Chunk:
     the source could not turn into lines (a damaged or overlong container record).
     ``text`` is ``"\n".join(lines)`` where the reader has that string already (the
     decoded bytes it split), so the bulk path searches it without joining the lines again.
+    ``lines`` is a tuple, or where a scout sorted the chunk a ``sources.lines.Lines`` (that
+    text, split only when read), equal to the tuple it stands for.
     """
 
     source: str
