@@ -58,16 +58,18 @@ class Deferred(Sequence[str]):
     def __getitem__(self, i: slice) -> Sequence[str]: ...
 
     def __getitem__(self, i: int | slice) -> str | Sequence[str]:
-        if self._got is None:
-            n = self._n
-            if isinstance(i, slice):
-                start, stop, step = i.indices(n)
-                if step == 1:
-                    return self if (start, stop) == (0, n) else View(self, start, max(start, stop))
-            elif -n <= i < n:
-                got = self._one(i % n)
-                if got is not None:
-                    return got
+        made = self._got
+        if made is not None:  # made already: a list's own lookup (jsonl reads every line so)
+            return made[i]
+        n = self._n
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            if step == 1:
+                return self if (start, stop) == (0, n) else View(self, start, max(start, stop))
+        elif -n <= i < n:
+            got = self._one(i % n)
+            if got is not None:
+                return got
         return self.split()[i]
 
     def __iter__(self) -> Iterator[str]:
