@@ -30,6 +30,7 @@ from acceptmon.parse.layouts import BulkLayout, DecodeValues, RecordLayout, reco
 from acceptmon.parse.markers import REQUEST
 from acceptmon.parse.sglang import DECODE, DECODE_FIELDS, MAX_ACCEPT_LEN, PREFILL, PREFILL_FIELDS
 from acceptmon.runs.rate import accept_rate
+from acceptmon.sources.lines import Lines
 
 #: What a stamp column holds per line: (aware time or None, ranks), as the prefix parser gives it.
 Stamp = tuple[datetime | None, Ranks]
@@ -205,7 +206,8 @@ class DecodeBatch:
         self._throughput: list[float] | None = None
         self._repeated: list[int] | None = None
         self._strata: dict[tuple[int, ...], tuple[list[int], list[int]]] = {}
-        self._prefix_col = prefixes
+        # A scout's joined prefixes are read as lines: the first and last without a split.
+        self._prefix_col = Lines(prefixes, rows.n) if isinstance(prefixes, str) else prefixes
         self._marks = marks
         self._stamp_col: list[Stamp] | None = None
         self._epoch_col = epochs_read
@@ -403,10 +405,10 @@ class DecodeBatch:
         """Each Decode line up to its marker (``decode_prefixes``), or as a scout sent them
         (joined by newlines: split here, when a reader needs them all)."""
         col = self._prefix_col
-        if isinstance(col, str):
-            col = self._prefix_col = col.split("\n")
-        elif col is None:
+        if col is None:
             col = self._prefix_col = decode_prefixes(self._decode)
+        elif isinstance(col, Lines):
+            col = self._prefix_col = col.split()
         return col
 
     @property
@@ -439,13 +441,11 @@ class DecodeBatch:
         return self._stamps([prefix])[prefix]
 
     def _prefix(self, i: int) -> str:
-        """Decode line ``i`` up to its marker: from the prefixes where the bulk path has them
-        (a scout's joined ones are not split for the first or the last), else from the line."""
+        """Decode line ``i`` up to its marker: from the prefixes where the bulk path has them,
+        else from the line."""
         col = self._prefix_col
-        if isinstance(col, str) and i in (0, -1, self.n - 1):
-            return col[: col.find("\n") % (len(col) + 1)] if i == 0 else col[col.rfind("\n") + 1 :]
         if col is not None:
-            return self._prefixes()[i]
+            return col[i]
         text = self._decode[i]
         return text[: text.rfind(DECODE)]
 

@@ -131,42 +131,20 @@ class Lines(Deferred):
         return None
 
 
-class View(Sequence[str]):
+class View(Deferred):
     """Lines ``[start, stop)`` of ``Deferred`` lines, read from them only when read."""
 
-    __slots__ = ("_base", "_start", "_stop")
+    __slots__ = ("_base", "_start")
 
     def __init__(self, base: Deferred, start: int, stop: int) -> None:
-        self._base, self._start, self._stop = base, start, stop
+        super().__init__(stop - start)
+        self._base, self._start = base, start
 
-    def __len__(self) -> int:
-        return self._stop - self._start
+    def _make(self) -> list[str]:
+        return self._base.split()[self._start : self._start + self._n]
 
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[str]: ...
-
-    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
-        if isinstance(i, slice):
-            start, stop, step = i.indices(len(self))
-            if step == 1:
-                return View(self._base, self._start + start, self._start + max(start, stop))
-            return self._base.split()[self._start : self._stop][i]
-        n = len(self)
-        if not -n <= i < n:
-            raise IndexError("line index out of range")
-        return self._base[self._start + i % n]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._base.split()[self._start : self._stop])
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and tuple(self) == tuple(other)
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
+    def _one(self, i: int) -> str:
+        return self._base[self._start + i]
 
 
 class LineSplitter:
