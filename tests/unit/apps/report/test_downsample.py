@@ -68,10 +68,10 @@ def _plotted(s: SourceSeries) -> tuple[int, list[float]]:
         for line in ax.get_lines():
             count += len(line.get_xdata())
             ys += list(line.get_ydata())
-        for coll in ax.collections:
-            for seg in coll.get_segments():
-                count += len(seg)
-                ys += [p[1] for p in seg]
+        for coll in ax.collections:  # strokes: each path's vertices (a stroke's two ends)
+            for path in coll.get_paths():
+                count += len(path.vertices)
+                ys += [p[1] for p in path.vertices]
         return count, [float(y) for y in ys]
     finally:
         plt.close(fig)
