@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Sequence
 from datetime import tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from acceptmon import __version__, extras
 from acceptmon.apps.agent import startup
@@ -50,35 +50,42 @@ def _declared(args: argparse.Namespace) -> tuple[bool, SpecConfig | None]:
         return False, None
 
 
+class _Reading(TypedDict):
+    """The flags every command that reads logs to their end takes alike, as its ``main``'s
+    keywords: one place checks them for ``oneshot``, ``runs``, ``report`` and ``backfill``."""
+
+    tz: tzinfo
+    draft_config: list[str] | None
+    ssh_config: str | None
+    declared: SpecConfig | None
+
+
+def _reading(args: argparse.Namespace) -> _Reading | None:
+    """``--timezone``, ``--speculative``, ``--draft-config`` and ``--ssh-config``; None after
+    saying what is wrong (the command then exits 2)."""
+    tz = _zone(args.timezone)
+    if tz is None:
+        return None
+    ok, declared = _declared(args)
+    if not ok:
+        return None
+    return _Reading(tz=tz, draft_config=args.draft_config, ssh_config=args.ssh_config, declared=declared)
+
+
 def _oneshot(args: argparse.Namespace) -> int:
     from acceptmon.apps import oneshot
 
-    tz = _zone(args.timezone)
-    if tz is None:
+    reading = _reading(args)
+    if reading is None:
         return 2
-    ok, declared = _declared(args)
-    if not ok:
-        return 2
-    return oneshot.main(
-        args.sources,
-        fmt=args.format,
-        tz=tz,
-        names=args.name,
-        year=args.year,
-        draft_config=args.draft_config,
-        ssh_config=args.ssh_config,
-        declared=declared,
-    )
+    return oneshot.main(args.sources, fmt=args.format, names=args.name, year=args.year, **reading)
 
 
 def _runs(args: argparse.Namespace) -> int:
     from acceptmon.apps import runs as runsview
 
-    tz = _zone(args.timezone)
-    if tz is None:
-        return 2
-    ok, declared = _declared(args)
-    if not ok:
+    reading = _reading(args)
+    if reading is None:
         return 2
     if args.from_url is not None:
         if args.follow:
@@ -99,14 +106,7 @@ def _runs(args: argparse.Namespace) -> int:
         )
         return 2
     return runsview.main(
-        args.sources,
-        fmt=args.format,
-        tz=tz,
-        draft_config=args.draft_config,
-        follow=args.follow,
-        ssh_config=args.ssh_config,
-        state_dir=args.state_dir,
-        declared=declared,
+        args.sources, fmt=args.format, follow=args.follow, state_dir=args.state_dir, **reading
     )
 
 
@@ -116,44 +116,28 @@ def _report(args: argparse.Namespace) -> int:
     if not args.output and not args.png:
         print("acceptmon: report: say where: -o report.html and/or --png DIR", file=sys.stderr)
         return 2
-    tz = _zone(args.timezone)
-    ok, declared = _declared(args)
-    if tz is None or not ok:
+    reading = _reading(args)
+    if reading is None:
         return 2
-    return report.main(
-        args.sources,
-        out=args.output,
-        png_dir=args.png,
-        tz=tz,
-        draft_config=args.draft_config,
-        ssh_config=args.ssh_config,
-        state_dir=args.state_dir,
-        declared=declared,
-    )
+    return report.main(args.sources, out=args.output, png_dir=args.png, state_dir=args.state_dir, **reading)
 
 
 def _backfill(args: argparse.Namespace) -> int:
     from acceptmon.apps import backfill
 
-    tz = _zone(args.timezone)
-    if tz is None:
+    reading = _reading(args)
+    if reading is None:
         return 2
     if not 1 <= args.step <= 86400:
         print("acceptmon: --step: expected seconds from 1 to 86400", file=sys.stderr)
-        return 2
-    ok, declared = _declared(args)
-    if not ok:
         return 2
     return backfill.main(
         args.sources,
         out=args.out,
         step=args.step,
-        tz=tz,
-        draft_config=args.draft_config,
-        ssh_config=args.ssh_config,
         labels={"job": args.job, "instance": args.instance or f"{socket.gethostname()}:9469"},
         names=args.name,
-        declared=declared,
+        **reading,
     )
 
 
