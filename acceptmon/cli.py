@@ -7,6 +7,7 @@ import logging
 import os
 import socket
 import sys
+import textwrap
 import traceback
 from collections.abc import Sequence
 from datetime import tzinfo
@@ -26,6 +27,21 @@ examples:
   acceptmon oneshot /var/log/sglang/server.log     Prometheus exposition to stdout
   acceptmon oneshot --format jsonl server.log      one JSON object per record
 """
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written, but a line of prose longer than the terminal is
+    wrapped at word boundaries (a terminal would cut it mid-word); indented lines (exit-status
+    tables, aligned examples) and blank lines between paragraphs are kept as they are."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out = []
+        for line in text.splitlines():
+            if len(indent + line) <= width or line[:1].isspace():
+                out.append(indent + line)
+            else:
+                out.append(textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent))
+        return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
 def _zone(name: str | None) -> tzinfo | None:
@@ -243,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="acceptmon",
         description="Watch speculative-decoding acceptance in SGLang and vLLM logs.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Help,
     )
     parser.add_argument("--version", action="version", version=f"acceptmon {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail to stderr")
@@ -260,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(read once over SFTP).",
         epilog="exit status: 0 read; 1 no file of any SOURCE could be read; 2 a SOURCE names "
         "nothing readable or a flag is invalid",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Help,
     )
     one.add_argument("sources", nargs="+", metavar="SOURCE", help="log file, glob, '-' or ssh:// URL")
     one.add_argument(
@@ -312,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
         "webhooks), but none of their series is exported (findings included); they are counted in "
         "acceptmon_sources_over_budget and acceptmon_sources_over_budget_lines_total.",
         epilog=startup.EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Help,
     )
     run.add_argument("sources", nargs="*", metavar="SOURCE", help="log sources in addition to the config's")
     run.add_argument("--config", metavar="FILE", help="YAML config (see deploy/acceptmon.example.yaml)")
@@ -426,7 +442,7 @@ def _add_runs(sub: Any) -> None:
         epilog="exit status: 0 the latest run is not worse (or cannot be judged yet); 3 it is worse "
         "than its baseline (for any log); 2 a SOURCE names nothing readable, the --from agent cannot be "
         "asked, or a flag is invalid",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Help,
     )
     runs.add_argument("sources", nargs="*", metavar="SOURCE", help="log file, glob or '-'")
     runs.add_argument(

@@ -1,8 +1,10 @@
 """Every ``--help`` reads as typed: argparse %-formats help strings but not descriptions or
-epilogs, so a ``%%`` there is printed verbatim (issue 25 §10)."""
+epilogs, so a ``%%`` there is printed verbatim (issue 25 §10); and its prose fits the terminal."""
 
 import argparse
 from collections.abc import Iterator
+
+import pytest
 
 from acceptmon.cli import build_parser
 
@@ -24,3 +26,16 @@ def test_demo_and_runs_help_say_percent_once() -> None:
     helps = dict(_helps(build_parser(), "acceptmon"))
     assert "~47% " in " ".join(helps["acceptmon demo"].split())
     assert "95% interval" in " ".join(helps["acceptmon runs"].split())
+
+
+def test_prose_in_every_help_is_wrapped_to_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal cuts an overlong line mid-word: every unindented line fits 80 columns
+    (indented ones are tables and examples, kept as written)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    long = [
+        (path, line)
+        for path, text in _helps(build_parser(), "acceptmon")
+        for line in text.splitlines()
+        if len(line) > 80 and not line[:1].isspace()
+    ]
+    assert long == []
