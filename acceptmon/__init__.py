@@ -1,4 +1,4 @@
-"""acceptmon: watch speculative-decoding acceptance in SGLang and vLLM logs.
+"""acceptmon: watch speculative-decoding acceptance in SGLang, vLLM, llama.cpp and LMDeploy logs.
 
 ``acceptmon.read_log`` and ``acceptmon.read_runs`` give the acceptance of logs
 as pandas DataFrames (see ``acceptmon.apps.frames``); they are imported on first

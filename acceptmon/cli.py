@@ -257,7 +257,7 @@ def _demo(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acceptmon",
-        description="Watch speculative-decoding acceptance in SGLang and vLLM logs.",
+        description="Watch speculative-decoding acceptance in SGLang, vLLM, llama.cpp and LMDeploy logs.",
         epilog=EPILOG,
         formatter_class=_Help,
     )
